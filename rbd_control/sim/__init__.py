@@ -1,0 +1,13 @@
+"""MuJoCo plant for rbd_control: model builder and physics stepping, importable without rclpy.
+
+The ROS adapter lives in rbd_control.sim.ros_node and is imported only by the console script.
+"""
+from rbd_control.sim.mujoco_model import (
+    URDF_GRAVITY,
+    JointIndex,
+    Payload,
+    build_mujoco_model,
+    joint_index,
+)
+
+__all__ = ["URDF_GRAVITY", "JointIndex", "Payload", "build_mujoco_model", "joint_index"]

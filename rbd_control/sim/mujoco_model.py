@@ -1,0 +1,282 @@
+"""Load any URDF string into MuJoCo as a dynamics-exact plant (no rclpy here).
+
+The simulator and the in-the-loop tests need a physics engine that sees the same
+rigid bodies as the controller's model. MuJoCo's URDF importer does most of the
+work; what this module adds is the set of switches that keep the inertias exactly
+as written (MuJoCo would otherwise fuse, balance or infer them) and a name-based
+index, because MuJoCo orders joints by its own body tree and callers must never
+rely on that order.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import mujoco
+import numpy as np
+
+# MuJoCo joint types with exactly one coordinate (URDF revolute/continuous/prismatic).
+_ONE_DOF = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+__all__ = [
+    "build_mujoco_model",
+    "full_mass_matrix",
+    "JointIndex",
+    "joint_index",
+    "Payload",
+    "URDF_GRAVITY",
+]
+
+# The gravity the dynamics core assumes for a URDF (root frame, z up).
+URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
+
+# Compiler settings injected into the URDF so MuJoCo reproduces its inertias:
+#  - inertiafromgeom=false: never derive mass from shapes (we strip the shapes anyway);
+#  - balanceinertia=false: keep inertias that violate the triangle inequality as written
+#    (MuJoCo would then reject them, which is the honest outcome);
+#  - fusestatic=false: keep every link as a body so payloads can be attached by link
+#    name; the masses of fixed-joint children count either way;
+#  - discardvisual=true and boundmass/boundinertia=0: nothing invented.
+_COMPILER_ATTRS = {
+    "angle": "radian",
+    "inertiafromgeom": "false",
+    "balanceinertia": "false",
+    "fusestatic": "false",
+    "discardvisual": "true",
+    "boundmass": "0",
+    "boundinertia": "0",
+    "strippath": "false",
+}
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A point-like mass rigidly attached to a link, unknown to the controller's model.
+
+    `com` is the mass centre in the link frame; `inertia` the diagonal rotational
+    inertia about it (a small default keeps MuJoCo's positive-inertia check happy).
+    """
+
+    link: str
+    mass: float
+    com: Sequence[float] = (0.0, 0.0, 0.0)
+    inertia: Sequence[float] = (1e-4, 1e-4, 1e-4)
+
+
+@dataclass(frozen=True)
+class JointIndex:
+    """Where each named 1-DoF joint lives in MuJoCo's state vectors.
+
+    names[i] is stored at qpos[qpos_adr[i]], qvel[dof_adr[i]], qfrc_*[dof_adr[i]].
+    Use `take_*`/`put_*` so no caller ever indexes by MuJoCo's own order.
+    """
+
+    names: tuple[str, ...]
+    qpos_adr: np.ndarray
+    dof_adr: np.ndarray
+
+    def positions(self, data: mujoco.MjData) -> np.ndarray:
+        return data.qpos[self.qpos_adr].copy()
+
+    def velocities(self, data: mujoco.MjData) -> np.ndarray:
+        return data.qvel[self.dof_adr].copy()
+
+    def set_positions(self, data: mujoco.MjData, q: Sequence[float]) -> None:
+        data.qpos[self.qpos_adr] = np.asarray(q, dtype=float)
+
+    def set_velocities(self, data: mujoco.MjData, qd: Sequence[float]) -> None:
+        data.qvel[self.dof_adr] = np.asarray(qd, dtype=float)
+
+    def dof_vector(self, values: Sequence[float], nv: int) -> np.ndarray:
+        """Scatter per-name values into a length-nv MuJoCo dof vector (zeros elsewhere)."""
+        out = np.zeros(nv)
+        out[self.dof_adr] = np.asarray(values, dtype=float)
+        return out
+
+    def take_dofs(self, dof_vector: np.ndarray) -> np.ndarray:
+        """Gather a MuJoCo dof vector (e.g. qfrc_inverse) into this index's name order."""
+        return np.asarray(dof_vector)[self.dof_adr].copy()
+
+    def take_matrix(self, full: np.ndarray) -> np.ndarray:
+        """Gather an nv x nv matrix (e.g. from mj_fullM) into this index's name order."""
+        return np.asarray(full)[np.ix_(self.dof_adr, self.dof_adr)].copy()
+
+
+def build_mujoco_model(
+    urdf_xml: str,
+    *,
+    joint_damping: bool = True,
+    joint_friction: bool | None = None,
+    joint_limits: bool = True,
+    mimic_constraints: bool = False,
+    gravity: Sequence[float] = URDF_GRAVITY,
+    timestep: float = 1e-3,
+    payloads: Iterable[Payload] = (),
+) -> mujoco.MjModel:
+    """Compile a URDF string into an MjModel whose rigid-body dynamics equal the URDF's.
+
+    joint_damping: apply URDF <dynamics damping> as MuJoCo joint damping. Off gives
+        exact rigid-body dynamics (what Pinocchio and rbd_control.dynamics compute).
+    joint_friction: apply URDF <dynamics friction> as frictionloss; defaults to
+        `joint_damping` so one switch turns all joint losses on or off.
+    joint_limits: keep URDF position limits as MuJoCo joint ranges.
+    mimic_constraints: keep <mimic> as equality constraints. Off by default, like the
+        dynamics core and Pinocchio, which treat mimic joints as independent DoFs.
+    payloads: extra masses the controller does not know about (robustness tests).
+    Raises ValueError with MuJoCo's reason when the URDF cannot be compiled.
+    """
+    if joint_friction is None:
+        joint_friction = joint_damping
+    robot = _parse_robot(urdf_xml)
+    losses = _joint_losses(robot)
+    _strip_geometry(robot)
+    _set_compiler(robot)
+    spec = _spec_from_xml(ET.tostring(robot, encoding="unicode"))
+    for payload in payloads:
+        _attach_payload(spec, payload)
+    model = _compile(spec)
+    _apply_losses(model, losses, damping=joint_damping, friction=joint_friction)
+    if not joint_limits:
+        model.jnt_limited[:] = 0
+    if not mimic_constraints:
+        model.eq_active0[:] = 0
+    model.opt.gravity[:] = np.asarray(gravity, dtype=float)
+    model.opt.timestep = float(timestep)
+    return model
+
+
+def joint_index(model: mujoco.MjModel, names: Sequence[str] | None = None) -> JointIndex:
+    """Name -> address index for 1-DoF (hinge/slide) joints.
+
+    names=None indexes every 1-DoF joint in MuJoCo's order. Unknown names and
+    multi-DoF joints raise KeyError / ValueError naming the joint.
+    """
+    if names is None:
+        names = [
+            mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j)
+            for j in range(model.njnt)
+            if int(model.jnt_type[j]) in _ONE_DOF
+        ]
+    qpos_adr, dof_adr = [], []
+    for name in names:
+        jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if jid < 0:
+            raise KeyError(f"joint {name!r} is not in the MuJoCo model")
+        if int(model.jnt_type[jid]) not in _ONE_DOF:
+            raise ValueError(f"joint {name!r} is not a 1-DoF joint")
+        qpos_adr.append(model.jnt_qposadr[jid])
+        dof_adr.append(model.jnt_dofadr[jid])
+    return JointIndex(tuple(names), np.array(qpos_adr, dtype=int), np.array(dof_adr, dtype=int))
+
+
+def full_mass_matrix(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
+    """Dense nv x nv joint-space inertia H(q) for the state in `data` (MuJoCo's order).
+
+    Runs mj_forward's position stage itself. Hides the mj_fullM signature change
+    between MuJoCo 3 (m, dst, qM) and MuJoCo 4 (m, d, dst).
+    """
+    mujoco.mj_fwdPosition(model, data)
+    full = np.zeros((model.nv, model.nv))
+    if hasattr(data, "qM"):
+        mujoco.mj_fullM(model, full, data.qM)
+    else:
+        mujoco.mj_fullM(model, data, full)
+    return full
+
+
+# --- helpers -----------------------------------------------------------------
+
+
+def _parse_robot(urdf_xml: str) -> ET.Element:
+    try:
+        robot = ET.fromstring(urdf_xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"robot_description is not valid XML: {exc}") from exc
+    if robot.tag != "robot":
+        raise ValueError(f"robot_description root element is <{robot.tag}>, expected <robot>")
+    return robot
+
+
+def _joint_losses(robot: ET.Element) -> dict[str, tuple[float, float]]:
+    """URDF <dynamics damping friction> per joint name, read before MuJoCo sees it.
+
+    Reading them ourselves (instead of trusting the importer) makes the on/off
+    switch exact and independent of MuJoCo version details.
+    """
+    losses = {}
+    for joint in robot.iter("joint"):
+        dyn = joint.find("dynamics")
+        if dyn is None or joint.get("name") is None:
+            continue
+        losses[joint.get("name")] = (
+            float(dyn.get("damping", 0.0)),
+            float(dyn.get("friction", 0.0)),
+        )
+    return losses
+
+
+def _strip_geometry(robot: ET.Element) -> None:
+    """Remove shapes: dynamics needs none, and package:// meshes may not exist here.
+
+    Without geoms there are no contacts either, so the plant is the bare rigid-body
+    tree — the same thing the controller's model describes.
+    """
+    for link in robot.iter("link"):
+        for child in list(link):
+            if child.tag in ("collision", "visual"):
+                link.remove(child)
+    # Gazebo/ros2_control/transmission blocks mean nothing to MuJoCo; some trip its parser.
+    for child in list(robot):
+        if child.tag in ("gazebo", "ros2_control", "transmission", "mujoco"):
+            robot.remove(child)
+
+
+def _set_compiler(robot: ET.Element) -> None:
+    extension = ET.SubElement(robot, "mujoco")
+    ET.SubElement(extension, "compiler", _COMPILER_ATTRS)
+
+
+def _spec_from_xml(xml: str) -> mujoco.MjSpec:
+    try:
+        return mujoco.MjSpec.from_string(xml)
+    except Exception as exc:  # MuJoCo raises a plain ValueError/Exception with its reason
+        raise ValueError(f"MuJoCo cannot parse the URDF: {exc}") from exc
+
+
+def _compile(spec: mujoco.MjSpec) -> mujoco.MjModel:
+    try:
+        return spec.compile()
+    except Exception as exc:
+        raise ValueError(f"MuJoCo cannot compile the URDF: {exc}") from exc
+
+
+def _attach_payload(spec: mujoco.MjSpec, payload: Payload) -> None:
+    parent = spec.body(payload.link)
+    if parent is None:
+        raise KeyError(f"payload link {payload.link!r} is not a body in the model")
+    body = parent.add_body(name=f"payload_{payload.link}_{len(spec.bodies)}")
+    body.pos = list(map(float, payload.com))
+    body.mass = float(payload.mass)
+    body.inertia = list(map(float, payload.inertia))
+    body.explicitinertial = True
+
+
+def _apply_losses(
+    model: mujoco.MjModel,
+    losses: Mapping[str, tuple[float, float]],
+    *,
+    damping: bool,
+    friction: bool,
+) -> None:
+    model.dof_damping[:] = 0.0
+    model.dof_frictionloss[:] = 0.0
+    for name, (d, f) in losses.items():
+        jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if jid < 0 or int(model.jnt_type[jid]) not in _ONE_DOF:
+            continue  # fixed joints have no dof
+        dof = model.jnt_dofadr[jid]
+        if damping:
+            model.dof_damping[dof] = d
+        if friction:
+            model.dof_frictionloss[dof] = f
