@@ -1,0 +1,160 @@
+"""Physics stepping for the simulator node, free of rclpy.
+
+The node (rbd_control.sim.ros_node) only moves messages in and out; everything a
+test might want to check without ROS — what an effort command does, how time
+advances, what the joint state reports — lives here.
+
+The command semantics copy effort_controllers/JointGroupEffortController on top of
+gz_ros2_control, so that swapping Gazebo for this simulator changes nothing for the
+controller: the last command is applied until a new one arrives (no timeout), and
+the reported joint effort is the effort actually applied.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import mujoco
+import numpy as np
+
+from rbd_control.sim.mujoco_model import Payload, build_mujoco_model, joint_index
+
+__all__ = ["JointStateSample", "Simulator"]
+
+
+@dataclass(frozen=True)
+class JointStateSample:
+    """What joint_state_broadcaster would publish: names, q, q̇, applied effort, sim time."""
+
+    time: float
+    names: tuple[str, ...]
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+class Simulator:
+    """A MuJoCo plant driven by joint efforts, indexed by joint name.
+
+    commanded_joints: the order of effort commands (the controller's `joints`);
+        None = every 1-DoF joint in the URDF. Joints not commanded get zero effort.
+    reported joints (`state().names`): every 1-DoF joint, like joint_state_broadcaster.
+    clamp_effort: saturate commands at the URDF <limit effort>, as a real drive would.
+    """
+
+    def __init__(
+        self,
+        urdf_xml: str,
+        *,
+        commanded_joints: Sequence[str] | None = None,
+        timestep: float = 1e-3,
+        joint_damping: bool = True,
+        clamp_effort: bool = True,
+        initial_positions: Mapping[str, float] | None = None,
+        payloads: Iterable[Payload] = (),
+    ) -> None:
+        if not (timestep > 0 and math.isfinite(timestep)):
+            raise ValueError(f"timestep must be a positive number, got {timestep!r}")
+        self.model = build_mujoco_model(
+            urdf_xml, joint_damping=joint_damping, timestep=timestep, payloads=payloads
+        )
+        self.data = mujoco.MjData(self.model)
+        self._reported = joint_index(self.model)
+        names = self._reported.names if commanded_joints is None else tuple(commanded_joints)
+        if not names:
+            raise ValueError("the robot has no movable 1-DoF joints to command")
+        self._commanded = joint_index(self.model, names)
+        self._effort_limit = self._limits(self._commanded) if clamp_effort else None
+        self._command = np.zeros(len(names))
+        self.rejected_commands = 0
+        self.reset(initial_positions or {})
+
+    # --- properties -----------------------------------------------------------
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names reported in the joint state (all 1-DoF joints, MuJoCo tree order)."""
+        return self._reported.names
+
+    @property
+    def commanded_joints(self) -> tuple[str, ...]:
+        return self._commanded.names
+
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    @property
+    def steps(self) -> int:
+        # integer step count derived from time, so a reset to t=0 restarts it
+        return int(round(self.data.time / self.model.opt.timestep))
+
+    # --- commands and stepping ------------------------------------------------
+
+    def set_command(self, effort: Sequence[float]) -> bool:
+        """Apply `effort` (in commanded_joints order) from now on; False if refused.
+
+        A wrong length or a non-finite value is refused and the previous command
+        stays in force: a NaN must never reach the integrator.
+        """
+        effort = np.asarray(effort, dtype=float)
+        if effort.shape != self._command.shape or not np.all(np.isfinite(effort)):
+            self.rejected_commands += 1
+            return False
+        if self._effort_limit is not None:
+            effort = np.clip(effort, -self._effort_limit, self._effort_limit)
+        self._command = effort
+        return True
+
+    @property
+    def command(self) -> np.ndarray:
+        return self._command.copy()
+
+    def step(self, count: int = 1) -> None:
+        """Advance `count` physics steps holding the current command."""
+        self.data.qfrc_applied[:] = self._commanded.dof_vector(self._command, self.model.nv)
+        for _ in range(count):
+            mujoco.mj_step(self.model, self.data)
+
+    def state(self) -> JointStateSample:
+        applied = np.zeros(self.model.nv)
+        applied[self._commanded.dof_adr] = self._command
+        return JointStateSample(
+            time=self.time,
+            names=self._reported.names,
+            position=self._reported.positions(self.data),
+            velocity=self._reported.velocities(self.data),
+            effort=self._reported.take_dofs(applied),
+        )
+
+    def reset(self, initial_positions: Mapping[str, float]) -> None:
+        """Back to t = 0 at rest at `initial_positions` (others at 0), zero command."""
+        unknown = set(initial_positions) - set(self._reported.names)
+        if unknown:
+            raise KeyError(f"initial position for unknown joint(s): {sorted(unknown)}")
+        mujoco.mj_resetData(self.model, self.data)
+        for name, value in initial_positions.items():
+            if not math.isfinite(value):
+                raise ValueError(f"initial position of {name!r} is not finite: {value!r}")
+            adr = self._reported.qpos_adr[self._reported.names.index(name)]
+            self.data.qpos[adr] = float(value)
+        self._command = np.zeros_like(self._command)
+        mujoco.mj_forward(self.model, self.data)
+
+    # --- helpers --------------------------------------------------------------
+
+    def _limits(self, index) -> np.ndarray:
+        """URDF <limit effort> per commanded joint; MuJoCo keeps it as actuatorfrcrange."""
+        limits = np.full(len(index.names), np.inf)
+        for i, name in enumerate(index.names):
+            jid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)
+            if self.model.jnt_actfrclimited[jid]:
+                bound = float(np.max(np.abs(self.model.jnt_actfrcrange[jid])))
+                if bound > 0:  # effort="0" in a URDF means "not given", not "no torque"
+                    limits[i] = bound
+        return limits
