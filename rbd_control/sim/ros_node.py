@@ -1,0 +1,230 @@
+"""rbd_mujoco_sim: the MuJoCo simulator as a ROS 2 node, a thin adapter over Simulator.
+
+It offers the topics a controller sees under Gazebo + gz_ros2_control with
+joint_state_broadcaster and a JointGroupEffortController named effort_controller:
+
+    in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
+    in   /robot_description            std_msgs/String, transient_local (if the parameter is empty)
+    out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
+    out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
+    out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
+                                       command (lockstep only, when publish_latency)
+
+Two pacing modes:
+  real time  a wall timer steps the physics so sim time follows wall time × real_time_factor;
+             one joint state per timer tick.
+  lockstep   exactly one physics step per command received, then one joint state: the run
+             depends only on the commands, not on scheduling (tests, benchmarks). If no
+             command comes for `lockstep_kick_period` wall seconds, the current state is
+             published again so a late-starting or restarted controller can join.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import rclpy
+import rclpy.executors
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray, String
+
+from rbd_control.sim.simulator import Simulator
+
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+# Real-time mode never runs more than this many physics steps in one tick: after a long
+# stall (debugger, overloaded CPU) sim time slips instead of fast-forwarding blindly.
+MAX_CATCH_UP_STEPS = 50
+
+
+class MujocoSimNode(Node):
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__("rbd_mujoco_sim", **node_kwargs)
+        self._declare_parameters()
+        p = self._parameter
+        self._lockstep = p("lockstep")
+        self._sim: Simulator | None = None
+        self._state_sent_at: float | None = None  # wall time of the last joint state
+        self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
+        self._latency_pub = (
+            self.create_publisher(Float64, "~/command_latency", 100) if p("publish_latency") else None
+        )
+        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
+        self._load_initial_description()
+        if self._lockstep:
+            self.create_timer(p("lockstep_kick_period"), self._kick_lockstep)
+        else:
+            self._wall_start = time.monotonic()
+            self._sim_start = 0.0
+            self.create_timer(p("timestep") / p("real_time_factor"), self._tick_real_time)
+
+    # --- parameters -----------------------------------------------------------
+
+    def _declare_parameters(self) -> None:
+        for name, default, description in (
+            ("robot_description", "", "URDF XML; empty: use the /robot_description topic"),
+            ("joints", [""], "command order of /effort_controller/commands; empty: all joints"),
+            ("initial_positions", [0.0], "start pose, one value per entry of `joints`"),
+            ("timestep", 0.001, "physics step, seconds"),
+            ("lockstep", False, "one physics step per command instead of real time"),
+            ("lockstep_kick_period", 0.1, "lockstep: re-publish the state after this wall time"),
+            ("real_time_factor", 1.0, "real time: sim seconds per wall second"),
+            ("joint_damping", True, "apply URDF <dynamics damping friction>"),
+            ("clamp_effort", True, "saturate commands at URDF <limit effort>"),
+            ("publish_clock", True, "publish /clock (sim time)"),
+            ("publish_latency", False, "publish ~/command_latency"),
+            ("command_topic", "/effort_controller/commands", "effort command topic"),
+            ("state_topic", "/joint_states", "joint state topic"),
+        ):
+            # read-only: each shapes the model or the wiring; restart the node to change it
+            self.declare_parameter(
+                name, default, ParameterDescriptor(description=description, read_only=True)
+            )
+
+    def _parameter(self, name):
+        value = self.get_parameter(name).value
+        if name == "joints":  # [""] is how a ROS string array says "empty"
+            return [j for j in value if j]
+        if name == "initial_positions" and list(value) == [0.0]:
+            return []
+        return value
+
+    # --- robot description ----------------------------------------------------
+
+    def _load_initial_description(self) -> None:
+        urdf = self._parameter("robot_description")
+        if urdf:
+            self._replace_model(urdf, source="parameter")
+        else:
+            self.get_logger().info("waiting for /robot_description")
+        # The topic is watched either way, so a robot_state_publisher that publishes a
+        # new description later (a different robot) is honoured, like controller_manager.
+        self.create_subscription(String, "/robot_description", self._on_description, DESCRIPTION_QOS)
+
+    def _on_description(self, msg: String) -> None:
+        if self._sim is not None and msg.data == self._urdf:
+            return
+        self._replace_model(msg.data, source="topic")
+
+    def _replace_model(self, urdf: str, *, source: str) -> None:
+        joints = self._parameter("joints") or None
+        try:
+            sim = Simulator(
+                urdf,
+                commanded_joints=joints,
+                timestep=self._parameter("timestep"),
+                joint_damping=self._parameter("joint_damping"),
+                clamp_effort=self._parameter("clamp_effort"),
+            )
+            sim.reset(self._initial_pose(sim))
+        except (ValueError, KeyError) as exc:
+            self.get_logger().error(f"robot_description from {source} refused, keeping the last model: {exc}")
+            return
+        if self._sim is not None:
+            sim.data.time = self._sim.time  # /clock must never run backwards
+            self._sim_start, self._wall_start = sim.time, time.monotonic()
+        self._sim, self._urdf = sim, urdf
+        self.get_logger().info(
+            f"model from {source}: {len(sim.joint_names)} joints, commands for "
+            f"{list(sim.commanded_joints)}, {'lockstep' if self._lockstep else 'real time'}"
+        )
+        self._publish_state()
+
+    def _initial_pose(self, sim: Simulator) -> dict[str, float]:
+        values = self._parameter("initial_positions")
+        if not values:
+            return {}
+        names = sim.commanded_joints
+        if len(values) != len(names):
+            raise ValueError(
+                f"initial_positions has {len(values)} values for {len(names)} joints {list(names)}"
+            )
+        return dict(zip(names, map(float, values)))
+
+    # --- commands and pacing --------------------------------------------------
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        if self._sim is None:
+            return
+        now = time.monotonic()
+        if not self._sim.set_command(msg.data):
+            self.get_logger().warn(
+                f"effort command refused (need {len(self._sim.commanded_joints)} finite values, "
+                f"got {len(msg.data)}); keeping the previous one",
+                throttle_duration_sec=1.0,
+            )
+        if not self._lockstep:
+            return
+        if self._latency_pub is not None and self._state_sent_at is not None:
+            self._latency_pub.publish(Float64(data=now - self._state_sent_at))
+        self._sim.step()
+        self._publish_state()
+
+    def _kick_lockstep(self) -> None:
+        if self._sim is not None and time.monotonic() - self._last_sent() > self._parameter(
+            "lockstep_kick_period"
+        ):
+            self._publish_state()
+
+    def _tick_real_time(self) -> None:
+        if self._sim is None:
+            return
+        target = self._sim_start + (time.monotonic() - self._wall_start) * self._parameter(
+            "real_time_factor"
+        )
+        due = int((target - self._sim.time) / self._sim.timestep + 1e-9)
+        if due <= 0:
+            return
+        if due > MAX_CATCH_UP_STEPS:  # fell far behind: slip sim time rather than race
+            self._sim_start, self._wall_start = self._sim.time, time.monotonic()
+            due = 1
+        self._sim.step(due)
+        self._publish_state()
+
+    def _last_sent(self) -> float:
+        return self._state_sent_at or 0.0
+
+    # --- output ---------------------------------------------------------------
+
+    def _publish_state(self) -> None:
+        state = self._sim.state()
+        stamp = _time_msg(state.time)
+        if self._clock_pub is not None:
+            self._clock_pub.publish(Clock(clock=stamp))
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = list(state.names)
+        msg.position = state.position.tolist()
+        msg.velocity = state.velocity.tolist()
+        msg.effort = state.effort.tolist()
+        self._state_sent_at = time.monotonic()
+        self._state_pub.publish(msg)
+
+
+def _time_msg(seconds: float):
+    from builtin_interfaces.msg import Time
+
+    nanoseconds = int(round(seconds * 1e9))
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def main(argv: list[str] | None = None) -> None:
+    rclpy.init(args=argv if argv is not None else sys.argv)
+    node = MujocoSimNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()
