@@ -1,0 +1,106 @@
+"""Bring up an arm under rbd_controller.
+
+    ros2 launch rbd_control arm.launch.py [mode:=computed_torque] [sim:=none|mujoco|gazebo]
+                                          [description:=/path/to/robot.urdf]
+
+robot_state_publisher publishes the URDF on /robot_description (transient_local);
+rbd_controller reads it from there, listens to /joint_states and publishes
+/effort_controller/commands.
+
+sim:=none     hardware (or anything else) provides /joint_states and consumes the
+              commands through ros2_control's effort_controller.
+sim:=mujoco   rbd_mujoco_sim plays both roles and publishes /clock.
+sim:=gazebo   Gazebo Harmonic + gz_ros2_control (gazebo.launch.py) play both roles.
+With a simulator every node runs on sim time.
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+PACKAGE = 'rbd_control'
+DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
+CONTROLLER_CONFIG = 'config/arm_controller.yaml'
+GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
+MODES = ('gravity_compensation', 'feedforward_pd', 'computed_torque')
+SIMULATORS = ('none', 'mujoco', 'gazebo')
+
+
+def share_path(relative):
+    return os.path.join(get_package_share_directory(PACKAGE), relative)
+
+
+def read_description(path):
+    """URDF text with $(find rbd_control) resolved: the URDF names the gz_ros2_control
+    YAML that way, and no xacro runs over it."""
+    with open(path, encoding='utf-8') as urdf_file:
+        text = urdf_file.read()
+    return text.replace(f'$(find {PACKAGE})', get_package_share_directory(PACKAGE))
+
+
+def choose(context, name, allowed):
+    value = LaunchConfiguration(name).perform(context)
+    if value not in allowed:
+        raise ValueError(f'{name}:={value} is not one of {", ".join(allowed)}')
+    return value
+
+
+def launch_setup(context):
+    mode = choose(context, 'mode', MODES)
+    sim = choose(context, 'sim', SIMULATORS)
+    description_path = LaunchConfiguration('description').perform(context) or \
+        share_path(DEFAULT_DESCRIPTION)
+    use_sim_time = sim != 'none'
+    robot_description = read_description(description_path)
+
+    actions = [
+        Node(
+            package='robot_state_publisher',
+            executable='robot_state_publisher',
+            parameters=[{
+                'robot_description': ParameterValue(robot_description, value_type=str),
+                'use_sim_time': use_sim_time,
+            }],
+            output='screen',
+        ),
+        Node(
+            package=PACKAGE,
+            executable='rbd_controller',
+            parameters=[
+                share_path(CONTROLLER_CONFIG),
+                {'mode': mode, 'use_sim_time': use_sim_time},
+            ],
+            output='screen',
+        ),
+    ]
+    if sim == 'mujoco':
+        actions.append(Node(
+            package=PACKAGE,
+            executable='rbd_mujoco_sim',
+            parameters=[{'publish_clock': True, 'use_sim_time': False}],
+            output='screen',
+        ))
+    elif sim == 'gazebo':
+        actions.append(IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(share_path(GAZEBO_LAUNCH)),
+            # this file already runs robot_state_publisher
+            launch_arguments={'robot_state_publisher': 'false'}.items(),
+        ))
+    return actions
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument('mode', default_value='feedforward_pd',
+                              description='control law: ' + ' | '.join(MODES)),
+        DeclareLaunchArgument('sim', default_value='none',
+                              description='simulator: ' + ' | '.join(SIMULATORS)),
+        DeclareLaunchArgument('description', default_value='',
+                              description='URDF file; empty: the default arm'),
+        OpaqueFunction(function=launch_setup),
+    ])

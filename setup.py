@@ -1,0 +1,50 @@
+"""rbd_control as an ament_python package: `pip install .` or `colcon build`.
+
+Both install the same share/rbd_control tree (package.xml, launch/, config/, urdf/)
+and the ament index marker, so `ros2 launch rbd_control arm.launch.py` finds them.
+The ROS 2 Python packages (rclpy, messages) are not install_requires: under ROS they
+come from the distribution (package.xml), in a plain venv from requirements/ros.txt.
+"""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = 'rbd_control'
+
+
+def share(subdir, pattern):
+    return (f'share/{PACKAGE}/{subdir}', sorted(glob(pattern)))
+
+
+setup(
+    name=PACKAGE,
+    version='0.1.0',
+    description='Model-based torque control (RNEA/CRBA feedforward + PD, computed torque, '
+                'gravity compensation) for any URDF arm, with a ROS 2 node.',
+    license='Apache-2.0',
+    python_requires='>=3.10',
+    packages=find_packages(include=[PACKAGE, f'{PACKAGE}.*']),
+    # The default arm is also read through importlib.resources (rbd_control.description).
+    package_data={f'{PACKAGE}.description': ['*.urdf']},
+    data_files=[
+        ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
+        (f'share/{PACKAGE}', ['package.xml']),
+        share('launch', 'launch/*.launch.py'),
+        share('config', 'config/*.yaml'),
+        share('urdf', f'{PACKAGE}/description/*.urdf'),
+    ],
+    install_requires=['numpy', 'scipy', 'numba', 'urdf-parser-py'],
+    extras_require={
+        'sim': ['mujoco'],
+        'demo': ['matplotlib'],
+    },
+    tests_require=['pytest'],
+    zip_safe=False,
+    entry_points={
+        'console_scripts': [
+            'rbd_controller = rbd_control.ros.controller_node:main',
+            'rbd_mujoco_sim = rbd_control.sim.ros_node:main',
+            'rbd_bringup = rbd_control.ros.bringup:main',
+        ],
+    },
+)

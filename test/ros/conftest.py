@@ -1,0 +1,212 @@
+"""Fixtures for tests with real rclpy nodes in separate processes.
+
+Reusable by any ROS test of the project (the simulator's too):
+
+    ros_env          session: the environment every node process gets (the wheels'
+                     library paths, a random ROS_DOMAIN_ID, LOCALHOST discovery);
+                     also applied to this process before rclpy.init.
+    ros_node         an rclpy node in the test process plus helpers to spin and wait.
+    spawn_node       start `python -m <module> --ros-args ...` with a parameter file;
+                     every process is stopped (SIGINT, then SIGKILL) after the test.
+
+A SIGKILLed Fast DDS participant leaves /dev/shm/fastrtps_* segments behind;
+`remove_orphan_shm_segments` deletes those that no live process has open.
+"""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ENV_SCRIPT = REPO / 'scripts' / 'ros_env.sh'
+SHM = Path('/dev/shm')
+
+
+def _ros_environment(venv):
+    """The variables scripts/ros_env.sh sets, for `venv`, as a dict."""
+    output = subprocess.run(
+        ['bash', '-c', f'source "{ENV_SCRIPT}" "{venv}" >&2 && env -0'],
+        check=True, capture_output=True, text=True).stdout
+    return dict(item.split('=', 1) for item in output.split('\0') if '=' in item)
+
+
+@pytest.fixture(scope='session')
+def ros_env():
+    env = _ros_environment(sys.prefix)
+    # Domains 0..100 are where people run things by hand; keep clear of them
+    # (Fast DDS derives ports from the domain id, 232 is its maximum).
+    env['ROS_DOMAIN_ID'] = str(random.randint(101, 232))
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env['PYTHONUNBUFFERED'] = '1'
+    # rclpy of this process reads the same variables at init.
+    for name in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'AMENT_PREFIX_PATH',
+                 'RMW_IMPLEMENTATION'):
+        os.environ[name] = env[name]
+    yield env
+    remove_orphan_shm_segments()
+
+
+class TestNode:
+    """An rclpy node living in the test process, with an executor to spin it."""
+
+    def __init__(self, name):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin_for(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=min(0.01, max(0.0, end - time.monotonic())))
+
+    def wait_for(self, predicate, timeout, what='condition'):
+        """Spin until predicate() is true; fail the test after `timeout` seconds."""
+        end = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > end:
+                pytest.fail(f'timed out after {timeout} s waiting for {what}')
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def collect(self, msg_type, topic, qos=10):
+        """Subscribe and return the list every received message is appended to."""
+        received = []
+        self.node.create_subscription(msg_type, topic, received.append, qos)
+        return received
+
+    def wait_for_subscribers(self, publisher, count=1, timeout=10.0):
+        self.wait_for(lambda: publisher.get_subscription_count() >= count, timeout,
+                      f'{count} subscriber(s) on {publisher.topic_name}')
+
+    def wait_for_publishers(self, topic, count=1, timeout=10.0):
+        self.wait_for(lambda: self.node.count_publishers(topic) >= count, timeout,
+                      f'{count} publisher(s) on {topic}')
+
+    def close(self):
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+@pytest.fixture
+def ros_node(ros_env):
+    node = TestNode(f'test_{os.getpid()}_{random.randrange(1 << 30)}')
+    yield node
+    node.close()
+
+
+class NodeProcess:
+    """A node started with `python -m module`, its output in a log file."""
+
+    def __init__(self, module, env, log_path, ros_args):
+        self.module = module
+        self.log_path = log_path
+        self._log = open(log_path, 'w')
+        self.process = subprocess.Popen(
+            [sys.executable, '-m', module, '--ros-args', *ros_args],
+            env=env, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT)
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def log(self):
+        self._log.flush()
+        return Path(self.log_path).read_text()
+
+    def wait_for_log(self, text, timeout):
+        end = time.monotonic() + timeout
+        while text not in self.log():
+            if not self.alive():
+                pytest.fail(f'{self.module} exited ({self.process.returncode}) before '
+                            f'logging {text!r}:\n{self.log()}')
+            if time.monotonic() > end:
+                pytest.fail(f'{self.module} did not log {text!r} in {timeout} s:\n{self.log()}')
+            time.sleep(0.05)
+
+    def stop(self, timeout=5.0):
+        """SIGINT (clean rclpy shutdown), then SIGKILL; returns the exit code."""
+        if self.alive():
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                remove_orphan_shm_segments()
+        self._log.close()
+        return self.process.returncode
+
+
+def write_parameter_file(path, node_name, parameters):
+    """A --params-file YAML for one node (parameters: dict of name -> value)."""
+    path.write_text(yaml.safe_dump({node_name: {'ros__parameters': parameters}}))
+    return path
+
+
+@pytest.fixture
+def spawn_node(ros_env, tmp_path):
+    """spawn_node(module, parameters={}, node_name='rbd_controller', ros_args=()) -> NodeProcess"""
+    started = []
+
+    def spawn(module, parameters=None, node_name='rbd_controller', ros_args=(), env=None):
+        index = len(started)
+        args = list(ros_args)
+        if parameters:
+            params_file = write_parameter_file(
+                tmp_path / f'{node_name}_{index}.yaml', node_name, parameters)
+            args += ['--params-file', str(params_file)]
+        process = NodeProcess(module, {**ros_env, **(env or {})},
+                              tmp_path / f'{node_name}_{index}.log', args)
+        started.append(process)
+        return process
+
+    yield spawn
+    for process in started:
+        process.stop()
+
+
+def _paths_in_use():
+    """Files under /dev/shm that some live process has mapped or open."""
+    in_use = set()
+    for proc in Path('/proc').iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for line in (proc / 'maps').read_text().splitlines():
+                if '/dev/shm/' in line:
+                    in_use.add(line[line.index('/dev/shm/'):].split(' ')[0])
+            for fd in (proc / 'fd').iterdir():
+                target = os.readlink(fd)
+                if target.startswith('/dev/shm/'):
+                    in_use.add(target)
+        except (OSError, ValueError):
+            continue            # the process ended meanwhile, or is not ours to read
+    return in_use
+
+
+def remove_orphan_shm_segments():
+    """Delete Fast DDS shared-memory files no live process uses (left by SIGKILL)."""
+    in_use = _paths_in_use()
+    removed = []
+    for path in list(SHM.glob('fastrtps_*')) + list(SHM.glob('sem.fastrtps_*')):
+        if str(path) not in in_use:
+            try:
+                path.unlink()
+                removed.append(path.name)
+            except OSError:
+                pass
+    return removed

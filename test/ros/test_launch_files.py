@@ -1,0 +1,160 @@
+"""launch/ and launch_ros are not installable here, so the launch files cannot run.
+What can be checked without them: they compile, and everything they name exists -
+share files, our executables, the parameters they give rbd_controller, the modes."""
+import ast
+import configparser
+import py_compile
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rbd_control.ros import parameters as params
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
+SETUP_PY = (REPO / 'setup.py').read_text()
+
+
+def share_tree():
+    """share/rbd_control as setup.py installs it: relative path -> source file."""
+    tree = {'package.xml': REPO / 'package.xml'}
+    for path in (REPO / 'launch').glob('*.launch.py'):
+        tree[f'launch/{path.name}'] = path
+    for path in (REPO / 'config').glob('*.yaml'):
+        tree[f'config/{path.name}'] = path
+    for path in (REPO / 'rbd_control' / 'description').glob('*.urdf'):
+        tree[f'urdf/{path.name}'] = path
+    return tree
+
+
+def entry_points():
+    return dict(re.findall(r"'(\w+) = ([\w.]+):main'", SETUP_PY))
+
+
+def module_constants(tree):
+    constants = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return constants
+
+
+def node_calls(tree):
+    """keyword dicts of every Node(...) call whose keywords are literal."""
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, 'id', None) == 'Node':
+            calls.append({k.arg: k.value for k in node.keywords})
+    return calls
+
+
+def literal_or_constant(value, constants):
+    if isinstance(value, ast.Name):
+        return constants.get(value.id)
+    try:
+        return ast.literal_eval(value)
+    except ValueError:
+        return None
+
+
+def test_there_are_two_launch_files():
+    assert {p.name for p in LAUNCH_FILES} == {'arm.launch.py', 'gazebo.launch.py'}
+
+
+@pytest.mark.parametrize('launch_file', LAUNCH_FILES, ids=lambda p: p.name)
+def test_launch_file_compiles_and_defines_generate_launch_description(launch_file, tmp_path):
+    py_compile.compile(str(launch_file), cfile=str(tmp_path / 'out.pyc'), doraise=True)
+    tree = ast.parse(launch_file.read_text())
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert 'generate_launch_description' in functions
+
+
+@pytest.mark.parametrize('launch_file', LAUNCH_FILES, ids=lambda p: p.name)
+def test_every_share_file_named_by_a_launch_file_is_installed(launch_file):
+    constants = module_constants(ast.parse(launch_file.read_text()))
+    named = [v for v in constants.values()
+             if isinstance(v, str) and re.match(r'^(config|launch|urdf)/', v)]
+    assert named, 'expected the launch file to name share files in constants'
+    tree = share_tree()
+    for relative in named:
+        assert relative in tree, f'{launch_file.name} names {relative}, which is not installed'
+
+
+@pytest.mark.parametrize('launch_file', LAUNCH_FILES, ids=lambda p: p.name)
+def test_our_executables_exist_as_console_scripts(launch_file):
+    tree = ast.parse(launch_file.read_text())
+    constants = module_constants(tree)
+    scripts = entry_points()
+    for call in node_calls(tree):
+        package = literal_or_constant(call.get('package'), constants)
+        if package != 'rbd_control':
+            continue
+        executable = literal_or_constant(call['executable'], constants)
+        assert executable in scripts, f'{executable} is not a console script of setup.py'
+        module = scripts[executable].replace('.', '/') + '.py'
+        assert (REPO / module).is_file(), f'{executable} -> {module} does not exist'
+
+
+def test_arm_launch_passes_only_declared_parameters_to_rbd_controller():
+    tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
+    declared = set(params.static_descriptors()) | {'use_sim_time'}
+    controller_calls = [c for c in node_calls(tree)
+                        if isinstance(c.get('executable'), ast.Constant)
+                        and c['executable'].value == 'rbd_controller']
+    assert len(controller_calls) == 1
+    keys = {k.value for node in ast.walk(controller_calls[0]['parameters'])
+            if isinstance(node, ast.Dict) for k in node.keys}
+    assert keys and keys <= declared
+
+
+def test_arm_launch_modes_are_the_node_modes():
+    constants = module_constants(ast.parse((REPO / 'launch' / 'arm.launch.py').read_text()))
+    assert tuple(constants['MODES']) == params.MODES
+    assert constants['SIMULATORS'] == ('none', 'mujoco', 'gazebo')
+
+
+def test_controller_yaml_uses_declared_parameters_with_valid_values():
+    document = yaml.safe_load((REPO / 'config' / 'arm_controller.yaml').read_text())
+    values = document['/**']['ros__parameters']
+    joints = values['joints']
+    for name, value in values.items():
+        if name == 'gains':
+            assert set(value) == set(joints)
+            for joint, gains in value.items():
+                assert set(gains) <= set(params.GAIN_FIELDS)
+                for field, gain in gains.items():
+                    full = params.gain_parameter_name(joint, field)
+                    assert isinstance(gain, float), f'{full} must be a YAML float'
+                    assert params.validate(full, gain, joints) is None
+            continue
+        assert name in params.static_descriptors(), f'unknown parameter {name}'
+        assert params.validate(name, value, joints) is None, name
+
+
+def test_yaml_joints_match_the_default_arm_and_the_gazebo_controller():
+    from rbd_control.description import default_arm_urdf
+    urdf = default_arm_urdf()
+    moving = re.findall(r'<joint name="(\w+)" type="(?:revolute|continuous|prismatic)"', urdf)
+    controller = yaml.safe_load((REPO / 'config' / 'arm_controller.yaml').read_text())
+    gazebo = yaml.safe_load((REPO / 'config' / 'gz_controllers.yaml').read_text())
+    assert controller['/**']['ros__parameters']['joints'] == moving
+    assert gazebo['effort_controller']['ros__parameters']['joints'] == moving
+    manager = gazebo['controller_manager']['ros__parameters']
+    assert manager['effort_controller']['type'] == 'effort_controllers/JointGroupEffortController'
+    assert manager['joint_state_broadcaster']['type'] == \
+        'joint_state_broadcaster/JointStateBroadcaster'
+    # the URDF's gz_ros2_control block must point at this file
+    assert '$(find rbd_control)/config/gz_controllers.yaml' in urdf
+
+
+def test_setup_cfg_puts_scripts_where_ros2_run_looks():
+    config = configparser.ConfigParser()
+    config.read(REPO / 'setup.cfg')
+    assert config['develop']['script_dir'] == '$base/lib/rbd_control'
+    assert config['install']['install_scripts'] == '$base/lib/rbd_control'
