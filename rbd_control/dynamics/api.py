@@ -1,0 +1,150 @@
+"""The public functions: validate, pick the workspace, call one compiled kernel.
+
+Each function tries the kernel with its arguments as given (the fast path for contiguous
+float64 vectors); numba answers anything else with TypeError, and only then are the arguments
+converted. Lengths and finiteness are checked inside the kernel and reported by name.
+`data` is an optional per-thread workspace (Data(model)); the default is the model's own.
+"""
+import numpy as np
+
+from .batch import crba_batch_kernel, gravity_batch_kernel, rnea_batch_kernel
+from .checks import as_batch, as_vector, raise_for_status
+from .coriolis import coriolis_into
+from .crba import crba_kernel
+from .errors import InputError
+from .external import external_forces_array
+from .forward_dynamics import SINGULAR, forward_dynamics_kernel
+from .gravity import gravity_kernel
+from .model import F_ANG, F_LIN
+from .rnea import rnea_kernel
+
+STATE = ("q", "qd", "qdd")
+FD_STATE = ("q", "qd", "tau")
+
+
+def _vectors(model, names, *values):
+    return [as_vector(value, name, model.nq) for name, value in zip(names, values)]
+
+
+def _fext(model, data, f_ext):
+    return data.no_fext if f_ext is None else external_forces_array(model, f_ext)
+
+
+def rnea(model, q, qd, qdd, f_ext=None, data=None):
+    """Inverse dynamics: tau = H(q) qdd + C(q, qd) qd + G(q) - sum_k J_k^T f_ext_k.
+
+    f_ext maps link names to [moment; force] in world coordinates about the world origin.
+    """
+    data = model._data if data is None else data
+    fext = _fext(model, data, f_ext)
+    tau = np.empty(model.nq)
+    try:
+        status = rnea_kernel(model.topology, model.bodies, model.gravity, data.ws, q, qd, qdd,
+                             fext, tau)
+    except TypeError:
+        q, qd, qdd = _vectors(model, STATE, q, qd, qdd)
+        status = rnea_kernel(model.topology, model.bodies, model.gravity, data.ws, q, qd, qdd,
+                             fext, tau)
+    if status:
+        raise_for_status(status, STATE, model.nq)
+    return tau
+
+
+def joint_forces(model, q, qd, qdd, f_ext=None, data=None):
+    """The spatial force [moment; force] each joint transmits to its child body, in that body's
+    coordinates (bearing loads), as an (nq, 6) array. tau_i is its projection on S_i."""
+    data = model._data if data is None else data
+    rnea(model, q, qd, qdd, f_ext, data)
+    return data.ws[:, F_ANG:F_LIN + 1].reshape(model.nq, 6).copy()
+
+
+def bias(model, q, qd, data=None):
+    """C(q, qd) qd + G(q)."""
+    return rnea(model, q, qd, np.zeros(model.nq), None, data)
+
+
+def gravity(model, q, data=None):
+    """G(q), by the gravity-only recursion."""
+    data = model._data if data is None else data
+    tau = np.empty(model.nq)
+    try:
+        status = gravity_kernel(model.topology, model.bodies, model.gravity, data.ws, q, tau)
+    except TypeError:
+        q = as_vector(q, "q", model.nq)
+        status = gravity_kernel(model.topology, model.bodies, model.gravity, data.ws, q, tau)
+    if status:
+        raise_for_status(status, STATE, model.nq)
+    return tau
+
+
+def crba(model, q, data=None):
+    """The joint-space inertia matrix H(q), full and symmetric."""
+    data = model._data if data is None else data
+    H = np.empty((model.nq, model.nq))
+    try:
+        status = crba_kernel(model.topology, model.bodies, data.ws, q, H)
+    except TypeError:
+        q = as_vector(q, "q", model.nq)
+        status = crba_kernel(model.topology, model.bodies, data.ws, q, H)
+    if status:
+        raise_for_status(status, STATE, model.nq)
+    return H
+
+
+def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
+    """qdd = H(q)^-1 (tau - C(q, qd) qd - G(q) + sum_k J_k^T f_ext_k)."""
+    data = model._data if data is None else data
+    fext = _fext(model, data, f_ext)
+    qdd = np.empty(model.nq)
+    try:
+        status = forward_dynamics_kernel(model.topology, model.bodies, model.gravity, data.ws,
+                                         data.H, q, qd, tau, fext, qdd)
+    except TypeError:
+        q, qd, tau = _vectors(model, FD_STATE, q, qd, tau)
+        status = forward_dynamics_kernel(model.topology, model.bodies, model.gravity, data.ws,
+                                         data.H, q, qd, tau, fext, qdd)
+    if status == SINGULAR:
+        raise InputError("the mass matrix H(q) is singular at this q")
+    if status:
+        raise_for_status(status, FD_STATE, model.nq)
+    return qdd
+
+
+def coriolis_matrix(model, q, qd, data=None):
+    """C(q, qd) such that C qd = bias - G and Hdot - 2C is skew-symmetric."""
+    data = model._data if data is None else data
+    q, qd = _vectors(model, STATE, q, qd)
+    C = np.empty((model.nq, model.nq))
+    coriolis_into(model.topology, model.bodies, data.ws, q, qd, C)
+    return C
+
+
+def rnea_batch(model, Q, QD, QDD, data=None):
+    """rnea over N states: Q, QD, QDD are (N, nq); returns (N, nq)."""
+    data = model._data if data is None else data
+    Q, QD, QDD = (as_batch(X, name, model.nq) for X, name in zip((Q, QD, QDD), STATE))
+    if not Q.shape == QD.shape == QDD.shape:
+        raise InputError(f"Q, QD, QDD must have the same shape, got {Q.shape}, {QD.shape}, "
+                         f"{QDD.shape}")
+    TAU = np.empty_like(Q)
+    rnea_batch_kernel(model.topology, model.bodies, model.gravity, data.ws, Q, QD, QDD,
+                      data.no_fext, TAU)
+    return TAU
+
+
+def gravity_batch(model, Q, data=None):
+    """gravity over N states: Q is (N, nq); returns (N, nq)."""
+    data = model._data if data is None else data
+    Q = as_batch(Q, "Q", model.nq)
+    G = np.empty_like(Q)
+    gravity_batch_kernel(model.topology, model.bodies, model.gravity, data.ws, Q, G)
+    return G
+
+
+def crba_batch(model, Q, data=None):
+    """crba over N states: Q is (N, nq); returns (N, nq, nq)."""
+    data = model._data if data is None else data
+    Q = as_batch(Q, "Q", model.nq)
+    H = np.empty((Q.shape[0], model.nq, model.nq))
+    crba_batch_kernel(model.topology, model.bodies, data.ws, Q, H)
+    return H

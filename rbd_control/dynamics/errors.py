@@ -1,0 +1,17 @@
+"""The package's own exception types.
+
+Both derive from ValueError so callers that already catch ValueError keep working, and from
+RbdError so a ROS node can catch everything this package raises on bad input in one place.
+"""
+
+
+class RbdError(ValueError):
+    """Base class for every error rbd_control raises about bad input."""
+
+
+class ModelError(RbdError):
+    """The robot description cannot become a valid model; the message names the element."""
+
+
+class InputError(RbdError):
+    """A state or force argument is malformed; the message names the argument."""

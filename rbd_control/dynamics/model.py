@@ -1,0 +1,107 @@
+"""The immutable robot model and its preallocated workspace (Pinocchio's Model/Data split).
+
+Bodies are numbered 0..nb-1 in depth-first order, so parent[i] < i (the CRBA and the LTDL
+factorisation rely on it) and every subtree is a contiguous range. Each moving joint gives
+exactly one coordinate, so body i, joint i and coordinate i are the same index and nq == nb.
+The fixed base (the root link plus everything welded to it) is not a body; its index is -1.
+
+Kernels take the model as two packed arrays so that a call from Python unboxes few arguments
+(numba pays ~50 ns per array argument, a large share of a 1 µs budget):
+
+    topology[i] = (parent, joint_type)                       int64   (nb, 2)
+    bodies[i]   = rows of 3-vectors, indexed by the names below  float64 (nb, 10, 3)
+
+and the workspace the same way, ws[i] = rows of 3-vectors (nb, WS_ROWS, 3). A spatial vector is
+two rows: angular part first, linear part second (Featherstone's [omega; v], [n; f]).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+REVOLUTE = 0
+PRISMATIC = 1
+
+# rows of bodies[i]
+XTREE_E = 0      # rows 0..2: E of Xtree, the coordinate rotation parent -> joint frame
+XTREE_R = 3      # r of Xtree, the joint frame origin in parent coordinates
+AXIS = 4         # unit joint axis in the body frame
+COM_MOMENT = 5   # h = m c, first moment of mass about the body origin
+IBAR = 6         # rows 6..8: rotational inertia about the body origin
+MASS = 9         # m in column 0
+BODY_ROWS = 10
+
+# rows of the workspace ws[i]
+X_E = 0          # rows 0..2: E of X_i = X_J(q_i) Xtree_i, parent -> body
+X_R = 3
+V_ANG, V_LIN = 4, 5      # body velocity v_i
+A_ANG, A_LIN = 6, 7      # body acceleration a_i
+F_ANG, F_LIN = 8, 9      # joint force f_i (moment, force) in body coordinates
+W_E = 10                 # rows 10..12: E of 0X_i, world -> body (only when needed)
+W_R = 13
+IC_H = 14                # composite inertia: first moment
+IC_IBAR = 15             # rows 15..17: composite rotational inertia
+IC_M = 18                # composite mass in column 0
+WS_ROWS = 19
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A rigid-body tree with one-DoF joints, built by :func:`load_urdf`. Never mutated."""
+
+    name: str
+    joint_names: tuple
+    link_names: tuple
+    topology: np.ndarray
+    bodies: np.ndarray
+    gravity: np.ndarray
+    effort_limit: np.ndarray
+    velocity_limit: np.ndarray
+    position_limits: np.ndarray
+    continuous: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    link_body: dict = field(repr=False)   # link name -> body index (-1 for the fixed base)
+    _data: "Data" = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+        # The default workspace of the functional API; pass your own Data per thread.
+        object.__setattr__(self, "_data", Data(self))
+
+    @property
+    def nq(self) -> int:
+        return len(self.joint_names)
+
+    nv = nq
+
+    @property
+    def parent(self) -> np.ndarray:
+        return self.topology[:, 0]
+
+    @property
+    def joint_type(self) -> np.ndarray:
+        return self.topology[:, 1]
+
+    def with_gravity(self, gravity) -> "Model":
+        g = np.array(gravity, dtype=np.float64).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            from .errors import InputError
+            raise InputError(f"gravity must be 3 finite numbers, got {gravity!r}")
+        return replace(self, gravity=g)
+
+    def __repr__(self):
+        return f"Model({self.name!r}, nq={self.nq}, joints={list(self.joint_names)})"
+
+
+class Data:
+    """Preallocated scratch space for one thread of calls on one model."""
+
+    def __init__(self, model: Model):
+        nb = model.nq
+        self.ws = np.zeros((nb, WS_ROWS, 3))
+        self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
+        self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
