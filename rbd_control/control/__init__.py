@@ -1,0 +1,47 @@
+"""rbd_control.control — model-based joint torque control, ROS-free (never imports rclpy).
+
+    from rbd_control.control import (
+        Controller, ControllerConfig, Command, MODES,
+        JointTrajectory, TrajectoryPoint,
+        StateError, TrajectoryError, ConfigError,
+    )
+
+ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 'computed_torque'),
+    joints (command order; None = all model joints), kp, kd, ki, i_clamp (None = model default,
+    a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
+    safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
+    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override).
+
+Controller(model, config):
+    update(now, names, q, qd) -> Command        names in any order, extra joints ignored;
+                                                raises StateError(reason) for a bad state
+    set_trajectory(trajectory, now)             raises TrajectoryError(reason)
+    check_watchdog(now) -> Command | None       the safe command while states are stale
+    set_mode(mode, now); set_gains(kp=, kd=, ki=, i_clamp=); set_model(model); hold(now)
+    joint_names, gains, mode, trajectory_end_time
+
+Command: tau (command order, finite, clamped to effort_limit * effort_scale), desired_q,
+    desired_qd, desired_qdd, error (continuous joints wrapped), feedforward, feedback (unclamped
+    parts), mode ('...' or 'safe_hold' / 'safe_zero'), joint_names, saturated, holding.
+
+JointTrajectory(joint_names, points, start_time=0.0) with
+TrajectoryPoint(positions, velocities=None, accelerations=None, effort=None, time_from_start=0.0).
+
+Modules: trajectory (sampling, JTC semantics), laws (the control laws), gains (defaults from the
+model), safety (state validation, watchdog, effort limits), controller (ties them together).
+"""
+from .controller import MODES, Command, Controller, ControllerConfig
+from .safety import ConfigError, StateError
+from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPoint
+
+__all__ = [
+    "MODES",
+    "Command",
+    "Controller",
+    "ControllerConfig",
+    "ConfigError",
+    "StateError",
+    "JointTrajectory",
+    "TrajectoryError",
+    "TrajectoryPoint",
+]

@@ -1,0 +1,411 @@
+"""Joint trajectories with joint_trajectory_controller (JTC) semantics, as piecewise polynomials.
+
+A JointTrajectory (shaped like trajectory_msgs/JointTrajectory) is validated once, turned into
+one polynomial of degree <= 5 per segment and joint, and then sampled at 1 kHz by Horner's rule.
+
+Semantics (JTC's, plus one deliberate improvement):
+- the fields given choose the interpolation between points: positions only -> linear,
+  + velocities -> cubic, + accelerations -> quintic (every point must give the same fields);
+- start_time 0 means "now"; a trajectory whose last point lies in the past is rejected;
+  time_from_start must be >= 0 and strictly increasing;
+- joints may come in any order; a subset of the controlled joints only when allowed;
+- if the first point lies in the future (time_from_start > 0 or a future start stamp), the
+  controller blends to it from the current *desired* state (position, velocity, acceleration)
+  with a quintic, so replacing a running trajectory never makes the desired position or
+  velocity jump (JTC restarts from the measured state and drops the velocity);
+- continuous joints: the whole trajectory of such a joint is shifted by a multiple of 2*pi so
+  its first point is within pi of the current desired position (shortest way round);
+- after the last point the positions of the last point are held with zero velocity.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+
+__all__ = [
+    "TrajectoryPoint",
+    "JointTrajectory",
+    "TrajectoryError",
+    "PiecewisePolynomial",
+    "TrajectoryPlan",
+    "plan_segments",
+    "wrap_to_pi",
+]
+
+# Positions may sit on a limit; allow for float noise when checking waypoints against it.
+_LIMIT_TOLERANCE = 1e-6
+
+
+class TrajectoryError(ValueError):
+    """A trajectory was rejected; the message says which point / joint / field is wrong."""
+
+
+@dataclass
+class TrajectoryPoint:
+    """One waypoint. Empty or None velocities/accelerations/effort mean "not given"."""
+
+    positions: Sequence[float]
+    velocities: Optional[Sequence[float]] = None
+    accelerations: Optional[Sequence[float]] = None
+    effort: Optional[Sequence[float]] = None
+    time_from_start: float = 0.0
+
+
+@dataclass
+class JointTrajectory:
+    """Joint names plus waypoints; start_time in seconds on the controller's clock (0 = now)."""
+
+    joint_names: Sequence[str]
+    points: Sequence[TrajectoryPoint] = field(default_factory=list)
+    start_time: float = 0.0
+
+
+def wrap_to_pi(angle):
+    """Map angles to [-pi, pi) (numpy arrays or floats)."""
+    return (np.asarray(angle) + math.pi) % (2.0 * math.pi) - math.pi
+
+
+# --- segment polynomials: coefficients c0..c5 of q(s) = sum c_k s^k, s in [0, T] -------------
+
+
+def _linear(q0, q1, duration):
+    coef = np.zeros((q0.size, 6))
+    coef[:, 0] = q0
+    coef[:, 1] = (q1 - q0) / duration
+    return coef
+
+
+def _cubic(q0, v0, q1, v1, duration):
+    t = duration
+    h = q1 - q0
+    coef = np.zeros((q0.size, 6))
+    coef[:, 0] = q0
+    coef[:, 1] = v0
+    coef[:, 2] = (3.0 * h - (2.0 * v0 + v1) * t) / t**2
+    coef[:, 3] = (-2.0 * h + (v0 + v1) * t) / t**3
+    return coef
+
+
+def _quintic(q0, v0, a0, q1, v1, a1, duration):
+    t = duration
+    h = q1 - q0
+    coef = np.empty((q0.size, 6))
+    coef[:, 0] = q0
+    coef[:, 1] = v0
+    coef[:, 2] = 0.5 * a0
+    coef[:, 3] = (20.0 * h - (8.0 * v1 + 12.0 * v0) * t - (3.0 * a0 - a1) * t**2) / (2.0 * t**3)
+    coef[:, 4] = (-30.0 * h + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t**2) / (2.0 * t**4)
+    coef[:, 5] = (12.0 * h - 6.0 * (v1 + v0) * t + (a1 - a0) * t**2) / (2.0 * t**5)
+    return coef
+
+
+class PiecewisePolynomial:
+    """Per-joint polynomials between absolute knot times, plus linearly interpolated effort.
+
+    knots: (m+1,) absolute times; coef: (m, n, 6); effort: (m, n, 2) as [value, slope].
+    Before knots[0] the start of the first segment is returned; after knots[-1] the
+    final positions and effort are held with zero velocity and acceleration.
+    With m = 0 it is a pure hold.
+    """
+
+    def __init__(self, knots, coef, effort_coef, final_positions, final_effort):
+        self.knots = np.asarray(knots, dtype=float)
+        self.coef = np.asarray(coef, dtype=float)
+        self.effort_coef = np.asarray(effort_coef, dtype=float)
+        self.final_positions = np.asarray(final_positions, dtype=float)
+        self.final_effort = np.asarray(final_effort, dtype=float)
+
+    @classmethod
+    def hold(cls, positions, time=0.0, effort=None):
+        positions = np.array(positions, dtype=float)
+        n = positions.size
+        effort = np.zeros(n) if effort is None else np.array(effort, dtype=float)
+        return cls([time], np.zeros((0, n, 6)), np.zeros((0, n, 2)), positions, effort)
+
+    @property
+    def end_time(self) -> float:
+        return float(self.knots[-1])
+
+    @property
+    def is_hold(self) -> bool:
+        return self.coef.shape[0] == 0
+
+    def sample(self, t, q_out, qd_out, qdd_out, effort_out):
+        """Write position, velocity, acceleration and effort at time t into the *_out arrays."""
+        segment = int(np.searchsorted(self.knots, t, side="right")) - 1
+        if segment >= self.coef.shape[0]:  # past the end (or a pure hold)
+            q_out[:] = self.final_positions
+            qd_out[:] = 0.0
+            qdd_out[:] = 0.0
+            effort_out[:] = self.final_effort
+            return
+        s = max(t - self.knots[max(segment, 0)], 0.0)
+        c = self.coef[max(segment, 0)]
+        q_out[:] = ((((c[:, 5] * s + c[:, 4]) * s + c[:, 3]) * s + c[:, 2]) * s + c[:, 1]) * s + c[:, 0]
+        qd_out[:] = (((5.0 * c[:, 5] * s + 4.0 * c[:, 4]) * s + 3.0 * c[:, 3]) * s + 2.0 * c[:, 2]) * s + c[:, 1]
+        qdd_out[:] = ((20.0 * c[:, 5] * s + 12.0 * c[:, 4]) * s + 6.0 * c[:, 3]) * s + 2.0 * c[:, 2]
+        e = self.effort_coef[max(segment, 0)]
+        effort_out[:] = e[:, 0] + e[:, 1] * s
+
+
+# --- validation --------------------------------------------------------------------------
+
+
+def _optional_field(point, name, index, n_joints):
+    """Return the field as a float array, or None when absent/empty; check length and finiteness."""
+    value = getattr(point, name)
+    if value is None or len(value) == 0:
+        return None
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (n_joints,):
+        raise TrajectoryError(
+            f"point {index}: {name} has {arr.size} values for {n_joints} joints")
+    if not np.all(np.isfinite(arr)):
+        raise TrajectoryError(f"point {index}: {name} contains NaN or inf")
+    return arr
+
+
+def _stack_field(points, name, n_joints):
+    """Stack one field over all points; it must be given by every point or by none."""
+    values = [_optional_field(p, name, i, n_joints) for i, p in enumerate(points)]
+    given = [v is not None for v in values]
+    if not any(given):
+        return None
+    if not all(given):
+        missing = given.index(False)
+        raise TrajectoryError(
+            f"{name} are given for some points but not for point {missing}; give them for all or none")
+    return np.stack(values)
+
+
+def _order_joints(joint_names, controlled, allow_partial):
+    """Map the trajectory's joint names onto controlled-joint indices."""
+    names = list(joint_names)
+    if not names:
+        raise TrajectoryError("trajectory has no joint names")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise TrajectoryError(f"duplicate joint names in trajectory: {dup}")
+    position = {name: i for i, name in enumerate(controlled)}
+    unknown = [n for n in names if n not in position]
+    if unknown:
+        raise TrajectoryError(f"trajectory names joints this controller does not command: {unknown}")
+    if len(names) < len(controlled) and not allow_partial:
+        missing = [n for n in controlled if n not in set(names)]
+        raise TrajectoryError(
+            f"trajectory omits joints {missing} and allow_partial_joints_goal is false")
+    return np.array([position[n] for n in names], dtype=int)
+
+
+@dataclass
+class ValidatedTrajectory:
+    """A checked trajectory in the controlled-joint index space."""
+
+    index: np.ndarray                 # (n,) indices into the controlled joints
+    times: np.ndarray                 # (p,) absolute times of the points
+    positions: np.ndarray             # (p, n)
+    velocities: Optional[np.ndarray]  # (p, n) or None
+    accelerations: Optional[np.ndarray]
+    effort: Optional[np.ndarray]
+
+
+def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
+             allow_partial: bool = False, position_limits=None, continuous=None) -> ValidatedTrajectory:
+    """Check a trajectory against JTC's rules; raise TrajectoryError with the reason.
+
+    position_limits: (len(controlled), 2) or None; continuous: bool mask or None.
+    """
+    index = _order_joints(traj.joint_names, controlled, allow_partial)
+    n = index.size
+    points = list(traj.points)
+    if not points:
+        raise TrajectoryError("trajectory has no points")
+    positions = np.stack([_required_positions(p, i, n) for i, p in enumerate(points)])
+    velocities = _stack_field(points, "velocities", n)
+    accelerations = _stack_field(points, "accelerations", n)
+    effort = _stack_field(points, "effort", n)
+    if accelerations is not None and velocities is None:
+        raise TrajectoryError("accelerations are given without velocities")
+    times = _point_times(points)
+    start = _start_time(traj.start_time, now)
+    if start + times[-1] < now:
+        raise TrajectoryError(
+            f"trajectory ends in the past: last point at t={start + times[-1]:.6f} s, now is {now:.6f} s")
+    if position_limits is not None:
+        _check_limits(positions, np.asarray(position_limits)[index], continuous, index,
+                      [traj.joint_names[k] for k in range(n)])
+    return ValidatedTrajectory(index, start + times, positions, velocities, accelerations, effort)
+
+
+def _required_positions(point, index, n_joints):
+    arr = _optional_field(point, "positions", index, n_joints)
+    if arr is None:
+        raise TrajectoryError(f"point {index} has no positions")
+    return arr
+
+
+def _point_times(points):
+    times = np.array([float(p.time_from_start) for p in points])
+    if not np.all(np.isfinite(times)):
+        raise TrajectoryError("time_from_start contains NaN or inf")
+    if times[0] < 0.0:
+        raise TrajectoryError(f"point 0 has negative time_from_start {times[0]}")
+    steps = np.diff(times)
+    if np.any(steps <= 0.0):
+        bad = int(np.argmax(steps <= 0.0)) + 1
+        raise TrajectoryError(
+            f"time_from_start must be strictly increasing: point {bad} ({times[bad]} s) "
+            f"does not come after point {bad - 1} ({times[bad - 1]} s)")
+    return times
+
+
+def _start_time(stamp, now):
+    stamp = float(stamp)
+    if not math.isfinite(stamp):
+        raise TrajectoryError("start_time is NaN or inf")
+    return now if stamp == 0.0 else stamp
+
+
+def _check_limits(positions, limits, continuous, index, names):
+    lower = limits[:, 0] - _LIMIT_TOLERANCE
+    upper = limits[:, 1] + _LIMIT_TOLERANCE
+    bounded = np.ones(index.size, bool) if continuous is None else ~np.asarray(continuous)[index]
+    outside = bounded & ((positions < lower) | (positions > upper))
+    if np.any(outside):
+        p, j = np.argwhere(outside)[0]
+        raise TrajectoryError(
+            f"point {p}: {names[j]} position {positions[p, j]:.6g} is outside its limits "
+            f"[{limits[j, 0]:.6g}, {limits[j, 1]:.6g}]")
+
+
+# --- planning ------------------------------------------------------------------------------
+
+
+def plan_segments(checked: ValidatedTrajectory, now: float, current_q, current_qd, current_qdd,
+                  current_effort, continuous=None) -> PiecewisePolynomial:
+    """Turn a validated trajectory into polynomials, blending in from the current desired state.
+
+    current_*: the desired state of the trajectory's joints (in its joint order) at `now`.
+    """
+    positions = checked.positions.copy()
+    if continuous is not None:
+        positions = _unwrap_to_current(positions, current_q, np.asarray(continuous)[checked.index])
+    n = positions.shape[1]
+    velocities = checked.velocities
+    accelerations = checked.accelerations
+    effort = checked.effort if checked.effort is not None else np.zeros_like(positions)
+    times = checked.times
+
+    first_future = int(np.searchsorted(times, now, side="right"))
+    knots, coefs, effort_coefs = [], [], []
+    if first_future == 0:
+        # The first point lies ahead: blend from the current desired state (quintic keeps
+        # position, velocity and acceleration continuous at `now`).
+        v1 = velocities[0] if velocities is not None else np.zeros(n)
+        a1 = accelerations[0] if accelerations is not None else np.zeros(n)
+        duration = times[0] - now
+        knots.append(now)
+        coefs.append(_quintic(current_q, current_qd, current_qdd, positions[0], v1, a1, duration))
+        effort_coefs.append(_effort_ramp(current_effort, effort[0], duration))
+    for k in range(len(times) - 1):
+        duration = times[k + 1] - times[k]
+        knots.append(times[k])
+        coefs.append(_segment(positions, velocities, accelerations, k, duration))
+        effort_coefs.append(_effort_ramp(effort[k], effort[k + 1], duration))
+    knots.append(times[-1])
+    return PiecewisePolynomial(
+        knots,
+        np.array(coefs).reshape(len(coefs), n, 6),
+        np.array(effort_coefs).reshape(len(effort_coefs), n, 2),
+        positions[-1],
+        effort[-1],
+    )
+
+
+def _segment(positions, velocities, accelerations, k, duration):
+    if velocities is None:
+        return _linear(positions[k], positions[k + 1], duration)
+    if accelerations is None:
+        return _cubic(positions[k], velocities[k], positions[k + 1], velocities[k + 1], duration)
+    return _quintic(positions[k], velocities[k], accelerations[k],
+                    positions[k + 1], velocities[k + 1], accelerations[k + 1], duration)
+
+
+def _effort_ramp(e0, e1, duration):
+    return np.stack([e0, (e1 - e0) / duration], axis=1)
+
+
+def _unwrap_to_current(positions, current_q, continuous_mask):
+    """Shift continuous joints' trajectories by 2*pi*k so point 0 is within pi of current_q."""
+    if not np.any(continuous_mask):
+        return positions
+    turns = np.round((np.asarray(current_q) - positions[0]) / (2.0 * math.pi))
+    shift = np.where(continuous_mask, turns * 2.0 * math.pi, 0.0)
+    return positions + shift
+
+
+class TrajectoryPlan:
+    """What every controlled joint should do: layers of polynomials over disjoint joint sets.
+
+    A full trajectory replaces everything; a partial one (allow_partial_joints_goal) replaces
+    only its joints, and the others keep following whatever they were following.
+    """
+
+    def __init__(self, n_joints: int):
+        self.n = n_joints
+        # (polynomial, joint indices, scratch rows for its samples) per layer
+        self._layers: list[tuple[PiecewisePolynomial, np.ndarray, np.ndarray]] = []
+        self._q = np.zeros(n_joints)
+        self._qd = np.zeros(n_joints)
+        self._qdd = np.zeros(n_joints)
+        self._effort = np.zeros(n_joints)
+
+    @property
+    def empty(self) -> bool:
+        return not self._layers
+
+    @property
+    def end_time(self) -> float:
+        """When the last layer reaches its final point (-inf for a pure hold)."""
+        ends = [p.end_time for p, _, _ in self._layers if not p.is_hold]
+        return max(ends) if ends else -math.inf
+
+    def hold(self, positions, time=0.0):
+        """Hold all joints at `positions` (a new plan)."""
+        self._layers = [_layer(PiecewisePolynomial.hold(positions, time), np.arange(self.n))]
+
+    def replace(self, piece: PiecewisePolynomial, index: np.ndarray):
+        """Let `piece` drive the joints `index`; other joints keep their current layers."""
+        taken = np.zeros(self.n, bool)
+        taken[index] = True
+        kept = []
+        for old, old_index, scratch in self._layers:
+            keep = ~taken[old_index]
+            if np.all(keep):
+                kept.append((old, old_index, scratch))
+            elif np.any(keep):
+                kept.append(_layer(_select_joints(old, keep), old_index[keep]))
+        kept.append(_layer(piece, np.asarray(index, dtype=int)))
+        self._layers = kept
+
+    def sample(self, t):
+        """Return (q, qd, qdd, effort) views valid until the next call."""
+        for piece, index, (q, qd, qdd, eff) in self._layers:
+            piece.sample(t, q, qd, qdd, eff)
+            self._q[index] = q
+            self._qd[index] = qd
+            self._qdd[index] = qdd
+            self._effort[index] = eff
+        return self._q, self._qd, self._qdd, self._effort
+
+
+def _layer(piece, index):
+    return piece, index, np.zeros((4, index.size))
+
+
+def _select_joints(piece: PiecewisePolynomial, mask) -> PiecewisePolynomial:
+    return PiecewisePolynomial(piece.knots, piece.coef[:, mask], piece.effort_coef[:, mask],
+                               piece.final_positions[mask], piece.final_effort[mask])
