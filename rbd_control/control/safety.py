@@ -105,8 +105,9 @@ def _check_finite(q, qd, joint_names):
         bad = ~(np.abs(values) <= bound)  # also catches NaN
         if np.any(bad):
             j = int(np.flatnonzero(bad)[0])
-            reason = "is not finite" if not math.isfinite(values[j]) else f"exceeds {bound:g} (sensor fault?)"
-            raise StateError(f"{joint_names[j]} {what} {values[j]!r} {reason}")
+            value = float(values[j])
+            reason = "is not finite" if not math.isfinite(value) else f"exceeds {bound:g} (sensor fault?)"
+            raise StateError(f"{joint_names[j]} {what} {value!r} {reason}")
 
 
 class Watchdog:
