@@ -235,6 +235,10 @@ class Controller:
     # --- internals --------------------------------------------------------------------
 
     def _accept_state(self, now, names, q, qd, q_m, qd_m):
+        if self._q is not None and self._tripped is None and self._watchdog.is_stale(now):
+            # a gap longer than state_timeout counts as stale even if nobody asked the
+            # watchdog in between: the trajectory is aborted the same way
+            self._trip()
         self._last_state = (tuple(names), np.array(q, dtype=float), np.array(qd, dtype=float))
         self._q, self._qd = q_m, qd_m
         self._watchdog.feed(now)

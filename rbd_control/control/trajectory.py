@@ -136,7 +136,8 @@ class PiecewisePolynomial:
     def sample(self, t, q_out, qd_out, qdd_out, effort_out):
         """Write position, velocity, acceleration and effort at time t into the *_out arrays."""
         segment = int(np.searchsorted(self.knots, t, side="right")) - 1
-        if segment >= self.coef.shape[0]:  # past the end (or a pure hold)
+        if segment >= self.coef.shape[0] or self.is_hold:  # past the end, or a pure hold
+            # (a hold is a hold at any time, also before its knot if the clock went back)
             q_out[:] = self.final_positions
             qd_out[:] = 0.0
             qdd_out[:] = 0.0

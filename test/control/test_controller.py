@@ -31,6 +31,8 @@ def names(arm_model):
 
 
 def fresh(arm_model, **config):
+    """A controller; the tests below jump in time, so the watchdog is lenient unless asked."""
+    config.setdefault("state_timeout", 10.0)
     return Controller(arm_model, ControllerConfig(**config))
 
 
@@ -315,6 +317,24 @@ def test_watchdog_boundary(arm_model, names):
     assert controller.check_watchdog(1.0999) is None
     safe = controller.check_watchdog(1.1001)
     np.testing.assert_allclose(safe.tau, gravity(arm_model, Q0))
+
+
+def test_state_gap_longer_than_timeout_aborts_trajectory_even_without_watchdog_call(arm_model, names):
+    controller = fresh(arm_model, state_timeout=0.1)
+    controller.update(0.0, names, Q0, np.zeros(6))
+    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=2)]), 0.0)
+    controller.update(0.05, names, Q0, np.zeros(6))
+    cmd = controller.update(0.5, names, Q0 + 0.01, np.zeros(6))  # 450 ms without a state
+    assert cmd.holding and controller.trajectory_end_time is None
+    np.testing.assert_allclose(cmd.desired_q, Q0)  # the pose at the last good state
+
+
+def test_hold_law_is_feedforward_pd_towards_a_fixed_pose(arm_model):
+    q, qd = Q0 + 0.02, np.full(6, 0.1)
+    kp, kd = np.full(6, 50.0), np.full(6, 3.0)
+    hold = laws.hold(arm_model, q, qd, Q0, kp, kd)
+    ffpd = laws.feedforward_pd(arm_model, q, qd, Q0, np.zeros(6), np.zeros(6), kp, kd)
+    np.testing.assert_allclose(sum(hold), sum(ffpd), atol=1e-12)
 
 
 def test_set_model_adopts_new_robot_and_keeps_last_state(arm_urdf, arm_model, names):

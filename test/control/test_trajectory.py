@@ -214,3 +214,9 @@ def test_pure_hold():
     q, v, a, e = sample(piece, 123.0)
     np.testing.assert_allclose(q, [0.1, 0.2])
     assert not np.any(v) and not np.any(a) and not np.any(e)
+
+
+def test_hold_sampled_before_its_knot_still_holds():
+    # the controller's clock may step back (simulation reset); a hold must not break
+    piece = PiecewisePolynomial.hold([0.1, 0.2], time=5.0)
+    np.testing.assert_allclose(sample(piece, 1.0)[0], [0.1, 0.2])
