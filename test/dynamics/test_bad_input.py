@@ -1,0 +1,279 @@
+"""Every bad input gets the package's own exception, and its message names the culprit.
+
+Robot descriptions are built from one small valid arm (base -> shoulder -> upper_arm) with a
+single defect each, so the element the message must name is known and distinctive.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import re
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from rbd_control.dynamics import (InputError, ModelError, RbdError, bias, coriolis_matrix, crba,
+                                  crba_batch, forward_dynamics, gravity, gravity_batch,
+                                  joint_forces, load_urdf, load_urdf_file, rnea, rnea_batch)
+from rbd_control.dynamics.closed_form import closed_form_rnea
+
+INERTIAL = ('<inertial><mass value="1"/>'
+            '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>')
+
+
+def arm(upper_arm_inertial=INERTIAL, axis="0 0 1", joint_type="revolute", extra=""):
+    """A one-joint arm; `extra` is spliced in before </robot>."""
+    return (f'<robot name="arm"><link name="base"/>'
+            f'<link name="upper_arm">{upper_arm_inertial}</link>'
+            f'<joint name="shoulder" type="{joint_type}"><parent link="base"/>'
+            f'<child link="upper_arm"/><axis xyz="{axis}"/>'
+            f'<limit lower="-1" upper="1" effort="10" velocity="1"/></joint>{extra}</robot>')
+
+
+def test_the_template_itself_is_valid():
+    assert load_urdf(arm()).joint_names == ("shoulder",)
+
+
+def assert_model_error(xml, *culprits):
+    with pytest.raises(ModelError) as raised:
+        load_urdf(xml)
+    for culprit in culprits:
+        assert culprit in str(raised.value), f"{culprit!r} not named in: {raised.value}"
+    return raised.value
+
+
+def test_malformed_xml_names_the_position():
+    assert_model_error("<robot name='arm'><link name='base'></robot>", "not well-formed",
+                       "line 1, column")
+
+
+def test_no_links():
+    assert_model_error('<robot name="empty"></robot>', "no <link>")
+
+
+def test_several_roots_are_named():
+    assert_model_error(arm(extra='<link name="lonely_link"/>'), "'base'", "'lonely_link'")
+
+
+def test_a_cycle_beside_the_tree_is_named():
+    cycle = ('<link name="ring_a"/><link name="ring_b"/>'
+             '<joint name="a_to_b" type="fixed"><parent link="ring_a"/><child link="ring_b"/></joint>'
+             '<joint name="b_to_a" type="fixed"><parent link="ring_b"/><child link="ring_a"/></joint>')
+    assert_model_error(arm(extra=cycle), "cycle", "'ring_a'", "'ring_b'")
+
+
+@pytest.mark.xfail(strict=True, reason="core: a cycle through every link (no root) is reported "
+                   "as 'no root link: its joints form a cycle' without naming any link or joint")
+def test_a_cycle_through_every_link_is_named():
+    cycle = ('<robot name="ring"><link name="ring_a"/><link name="ring_b"/>'
+             '<joint name="a_to_b" type="fixed"><parent link="ring_a"/><child link="ring_b"/></joint>'
+             '<joint name="b_to_a" type="fixed"><parent link="ring_b"/><child link="ring_a"/></joint>'
+             '</robot>')
+    error = assert_model_error(cycle, "cycle")
+    assert "ring_a" in str(error) or "a_to_b" in str(error), str(error)
+
+
+def test_a_moving_link_whose_subtree_has_no_mass():
+    assert_model_error(arm(upper_arm_inertial=""), "'shoulder'", "'upper_arm'", "no mass")
+
+
+def test_negative_mass():
+    assert_model_error(arm(INERTIAL.replace('value="1"', 'value="-1"')), "'upper_arm'", "mass")
+
+
+def test_inertia_not_positive_definite():
+    assert_model_error(arm(INERTIAL.replace('ixx="0.1"', 'ixx="-0.1"')), "'upper_arm'",
+                       "positive definite")
+
+
+def test_inertia_breaking_the_triangle_inequality():
+    assert_model_error(arm(INERTIAL.replace('izz="0.1"', 'izz="0.5"')), "'upper_arm'",
+                       "triangle inequality")
+
+
+def test_zero_axis():
+    assert_model_error(arm(axis="0 0 0"), "'shoulder'", "axis")
+
+
+@pytest.mark.parametrize("joint_type", ["floating", "planar"])
+def test_floating_and_planar_joints_are_refused_by_name(joint_type):
+    assert_model_error(arm(joint_type=joint_type), "'shoulder'", joint_type)
+
+
+def test_a_link_that_is_the_child_of_two_joints():
+    second = ('<joint name="second_mount" type="fixed"><parent link="base"/>'
+              '<child link="upper_arm"/></joint>')
+    assert_model_error(arm(extra=second), "'upper_arm'", "'shoulder'", "'second_mount'")
+
+
+def test_unknown_parent_link_is_named():
+    dangling = ('<link name="hand"/><joint name="wrist" type="fixed"><parent link="ghost"/>'
+                '<child link="hand"/></joint>')
+    assert_model_error(arm(extra=dangling), "'wrist'", "'ghost'")
+
+
+def test_missing_file_is_a_model_error_naming_the_path(tmp_path):
+    missing = tmp_path / "nowhere.urdf"
+    with pytest.raises(ModelError, match="nowhere.urdf"):
+        load_urdf_file(missing)
+
+
+def test_errors_are_value_errors_and_rbd_errors():
+    # a ROS node can catch everything in one place, older callers keep catching ValueError
+    assert issubclass(ModelError, RbdError) and issubclass(InputError, RbdError)
+    assert issubclass(RbdError, ValueError)
+
+
+# --- network-borne robot_description: no entities, no expansion -------------------------------
+
+def test_external_entity_is_refused_without_reading_the_file(tmp_path):
+    """The entity points at a FIFO: any attempt to open it would block the reader (caught by the
+    join timeout) or leave a reader attached (caught by the non-blocking writer open)."""
+    fifo = tmp_path / "secret"
+    os.mkfifo(fifo)
+    xml = (f'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file://{fifo}">]>'
+           '<robot name="arm"><link name="&x;"/></robot>')
+    outcome = {}
+
+    def load():
+        try:
+            load_urdf(xml)
+            outcome["error"] = None
+        except Exception as error:  # noqa: BLE001 - the test inspects the type below
+            outcome["error"] = error
+
+    reader = threading.Thread(target=load, daemon=True)
+    started = time.monotonic()
+    reader.start()
+    reader.join(timeout=5.0)
+    if reader.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))   # release the blocked reader
+        pytest.fail("load_urdf opened the external entity's file and blocked on it")
+    assert time.monotonic() - started < 1.0
+    with pytest.raises(OSError) as no_reader:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert no_reader.value.errno == errno.ENXIO, "someone still holds the file open"
+    assert isinstance(outcome["error"], ModelError), outcome["error"]
+    assert "DOCTYPE" in str(outcome["error"])
+
+
+def test_entity_bomb_is_refused_quickly():
+    entities = ['<!ENTITY lol0 "lol">'] + [
+        f'<!ENTITY lol{i} "{("&lol%d;" % (i - 1)) * 10}">' for i in range(1, 10)]
+    xml = (f'<?xml version="1.0"?><!DOCTYPE bomb [{"".join(entities)}]>'
+           '<robot name="&lol9;"><link name="a"/></robot>')   # 10^9 "lol"s if expanded
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="DOCTYPE"):
+        load_urdf(xml)
+    assert time.monotonic() - started < 1.0
+
+
+# --- state arguments ---------------------------------------------------------------------------
+
+TWO_JOINTS = arm(extra=(
+    f'<link name="forearm">{INERTIAL}</link><joint name="elbow" type="prismatic">'
+    '<parent link="upper_arm"/><child link="forearm"/><axis xyz="1 0 0"/>'
+    '<limit lower="-1" upper="1" effort="10" velocity="1"/></joint>'))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_urdf(TWO_JOINTS)
+
+
+# (function, names of its state arguments in order)
+STATE_FUNCTIONS = [
+    (rnea, ("q", "qd", "qdd")),
+    (joint_forces, ("q", "qd", "qdd")),
+    (closed_form_rnea, ("q", "qd", "qdd")),
+    (forward_dynamics, ("q", "qd", "tau")),
+    (bias, ("q", "qd")),
+    (coriolis_matrix, ("q", "qd")),
+    (gravity, ("q",)),
+    (crba, ("q",)),
+]
+# the api functions that try the compiled kernel before converting their arguments
+KERNEL_FIRST = {rnea, joint_forces, forward_dynamics, bias, gravity, crba}
+STATE_CASES = [(function, position, name) for function, names in STATE_FUNCTIONS
+               for position, name in enumerate(names)]
+CASE_IDS = [f"{function.__name__}-{name}" for function, _, name in STATE_CASES]
+
+
+def call_with(model, function, position, bad, as_list):
+    n = len([names for f, names in STATE_FUNCTIONS if f is function][0])
+    args = [np.full(model.nq, 0.1) for _ in range(n)]
+    args[position] = bad
+    if as_list:
+        args = [list(np.asarray(a, dtype=float)) for a in args]
+    return function(model, *args)
+
+
+def names_argument(message, name):
+    # the argument's name must lead the message, as a whole word (q is not qd)
+    return re.match(rf"{name}\b", message) is not None
+
+
+@pytest.mark.parametrize("as_list", [False, True], ids=["ndarray", "list"])
+@pytest.mark.parametrize("function, position, name", STATE_CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("length", [1, 3, 0])
+def test_wrong_length_names_the_argument(model, function, position, name, as_list, length,
+                                         request):
+    if length == 0 and as_list and function in KERNEL_FIRST:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+            "core: an empty Python list reaches the numba kernel first, which raises a bare "
+            "ValueError('cannot compute fingerprint of empty list') instead of TypeError, so "
+            "the as_vector fallback never runs and no InputError names the argument")))
+    with pytest.raises(InputError) as raised:
+        call_with(model, function, position, np.zeros(length), as_list)
+    assert names_argument(str(raised.value), name), str(raised.value)
+
+
+@pytest.mark.parametrize("as_list", [False, True], ids=["ndarray", "list"])
+@pytest.mark.parametrize("function, position, name", STATE_CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_input_names_the_argument(model, function, position, name, as_list, value):
+    bad = np.array([0.1, value])
+    with pytest.raises(InputError) as raised:
+        call_with(model, function, position, bad, as_list)
+    assert names_argument(str(raised.value), name), str(raised.value)
+    assert "NaN or inf" in str(raised.value)
+
+
+@pytest.mark.parametrize("batched, names", [
+    (lambda m, X: rnea_batch(m, *X), ("q", "qd", "qdd")),
+    (lambda m, X: gravity_batch(m, X[0]), ("q",)),
+    (lambda m, X: crba_batch(m, X[0]), ("q",)),
+], ids=["rnea_batch", "gravity_batch", "crba_batch"])
+def test_batched_forms_name_the_bad_argument(model, batched, names):
+    for position, name in enumerate(names):
+        for defect in ("width", "nan"):
+            X = [np.zeros((4, model.nq)) for _ in range(3)]
+            if defect == "width":
+                X[position] = np.zeros((4, model.nq + 1))
+            else:
+                X[position][2, 1] = np.nan
+            with pytest.raises(InputError) as raised:
+                batched(model, X)
+            message = str(raised.value)
+            # batch arguments are Q, QD, QDD in the signature; either case names them
+            assert re.match(rf"{name}\b", message, re.IGNORECASE), message
+            if defect == "nan":
+                assert "state 2" in message, message
+
+
+def test_external_force_on_an_unknown_link_is_named(model):
+    zeros = np.zeros(model.nq)
+    for function in (rnea, closed_form_rnea):
+        with pytest.raises(InputError, match="'gripper_pad'"):
+            function(model, zeros, zeros, zeros, {"gripper_pad": np.zeros(6)})
+    with pytest.raises(InputError, match="'gripper_pad'"):
+        forward_dynamics(model, zeros, zeros, zeros, {"gripper_pad": np.zeros(6)})
+
+
+@pytest.mark.parametrize("wrench", [np.zeros(5), [np.nan, 0, 0, 0, 0, 0], "six"])
+def test_malformed_external_force_names_the_link(model, wrench):
+    zeros = np.zeros(model.nq)
+    with pytest.raises(InputError, match="'forearm'"):
+        rnea(model, zeros, zeros, zeros, {"forearm": wrench})
