@@ -31,9 +31,8 @@ _TWO_PI = 2.0 * np.pi
 def position_error(q_desired, q, continuous=None):
     """q_desired - q, wrapped to [-pi, pi) where `continuous` is True."""
     error = np.asarray(q_desired, dtype=float) - np.asarray(q, dtype=float)
-    if continuous is not None and np.any(continuous):
-        wrapped = (error + np.pi) % _TWO_PI - np.pi
-        error = np.where(continuous, wrapped, error)
+    if continuous is not None:
+        error[continuous] = (error[continuous] + np.pi) % _TWO_PI - np.pi
     return error
 
 

@@ -105,10 +105,10 @@ def _quintic(q0, v0, a0, q1, v1, a1, duration):
 class PiecewisePolynomial:
     """Per-joint polynomials between absolute knot times, plus linearly interpolated effort.
 
-    knots: (m+1,) absolute times; coef: (m, n, 6); effort: (m, n, 2) as [value, slope].
-    Before knots[0] the start of the first segment is returned; after knots[-1] the
-    final positions and effort are held with zero velocity and acceleration.
-    With m = 0 it is a pure hold.
+    knots: (m+1,) absolute times; coef: (m, n, 6) with q(s) = sum_k coef[.., k] s^k on segment
+    i, s = t - knots[i]; effort_coef: (m, n, 2) as [value, slope]. Before knots[0] the start of
+    the first segment is returned; after knots[-1] the final positions and effort are held with
+    zero velocity and acceleration. With m = 0 it is a pure hold.
     """
 
     def __init__(self, knots, coef, effort_coef, final_positions, final_effort):
@@ -117,6 +117,9 @@ class PiecewisePolynomial:
         self.effort_coef = np.asarray(effort_coef, dtype=float)
         self.final_positions = np.asarray(final_positions, dtype=float)
         self.final_effort = np.asarray(final_effort, dtype=float)
+        # (m, 6, n) copy so sampling is one small matrix product per call
+        self._coef_by_power = np.ascontiguousarray(self.coef.transpose(0, 2, 1))
+        self._basis = np.zeros((3, 6))
 
     @classmethod
     def hold(cls, positions, time=0.0, effort=None):
@@ -143,12 +146,18 @@ class PiecewisePolynomial:
             qdd_out[:] = 0.0
             effort_out[:] = self.final_effort
             return
-        s = max(t - self.knots[max(segment, 0)], 0.0)
-        c = self.coef[max(segment, 0)]
-        q_out[:] = ((((c[:, 5] * s + c[:, 4]) * s + c[:, 3]) * s + c[:, 2]) * s + c[:, 1]) * s + c[:, 0]
-        qd_out[:] = (((5.0 * c[:, 5] * s + 4.0 * c[:, 4]) * s + 3.0 * c[:, 3]) * s + 2.0 * c[:, 2]) * s + c[:, 1]
-        qdd_out[:] = ((20.0 * c[:, 5] * s + 12.0 * c[:, 4]) * s + 6.0 * c[:, 3]) * s + 2.0 * c[:, 2]
-        e = self.effort_coef[max(segment, 0)]
+        segment = max(segment, 0)
+        s = max(t - self.knots[segment], 0.0)
+        s2, s3 = s * s, s * s * s
+        basis = self._basis  # rows: d^0, d^1, d^2 of [1, s, s^2, s^3, s^4, s^5]
+        basis[0] = (1.0, s, s2, s3, s3 * s, s3 * s2)
+        basis[1] = (0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s3, 5.0 * s3 * s)
+        basis[2] = (0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s3)
+        values = basis @ self._coef_by_power[segment]
+        q_out[:] = values[0]
+        qd_out[:] = values[1]
+        qdd_out[:] = values[2]
+        e = self.effort_coef[segment]
         effort_out[:] = e[:, 0] + e[:, 1] * s
 
 
