@@ -15,6 +15,8 @@ Semantics (JTC's, plus one deliberate improvement):
   velocity jump (JTC restarts from the measured state and drops the velocity);
 - continuous joints: the whole trajectory of such a joint is shifted by a multiple of 2*pi so
   its first point is within pi of the current desired position (shortest way round);
+- a start stamp so far in the past that the first points are already over: sampling starts
+  where the trajectory is now (JTC does the same; the desired state jumps there);
 - after the last point the positions of the last point are held with zero velocity.
 """
 from __future__ import annotations

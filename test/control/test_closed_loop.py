@@ -206,3 +206,29 @@ def test_watchdog_engages_when_states_stop(arm_urdf, arm_model, safe_action):
     command = controller.update(plant.time, names, *plant.state())
     assert command.holding and controller.trajectory_end_time is None
     assert controller.check_watchdog(plant.time) is None
+
+
+@pytest.mark.parametrize("safe_action", ["hold", "zero"])
+def test_safe_action_at_rest_hold_keeps_the_arm_zero_drops_it(arm_urdf, arm_model, safe_action):
+    q0 = np.array(POSES["stretched_sideways"])
+    plant = make_plant(arm_urdf, arm_model.joint_names)
+    plant.reset(q0)
+    controller = Controller(arm_model, ControllerConfig(state_timeout=0.02, safe_action=safe_action))
+    names = plant.joint_names
+    for _ in range(200):  # holding at rest with fresh states
+        last_tau = controller.update(plant.time, names, *plant.state()).tau
+        plant.step(last_tau)
+    t_stop = plant.time
+    tripped = False
+    while plant.time < t_stop + 0.5:  # states stop for 0.5 s
+        safe = controller.check_watchdog(plant.time)
+        if safe is not None:  # until it trips, the effort controller repeats the last command
+            last_tau, tripped = safe.tau, True
+        plant.step(last_tau)
+    assert tripped
+    moved = np.abs(plant.state()[0] - q0).max()
+    print(f"\nsafe action {safe_action}: arm moved {moved:.3g} rad in 0.5 s without states")
+    if safe_action == "hold":
+        assert moved < 1e-3
+    else:
+        assert moved > 0.05
