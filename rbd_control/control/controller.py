@@ -189,12 +189,15 @@ class Controller:
         if self._watchdog.is_stale(now):
             raise TrajectoryError(
                 f"joint states are stale (none for more than {self.config.state_timeout} s)")
-        checked = validate(
-            trajectory, self._joint_names, now,
-            allow_partial=self.config.allow_partial_joints_goal,
-            position_limits=np.asarray(self.model.position_limits)[self._cmd],
-            continuous=self._continuous[self._cmd],
-        )
+        try:
+            checked = validate(
+                trajectory, self._joint_names, now,
+                allow_partial=self.config.allow_partial_joints_goal,
+                position_limits=np.asarray(self.model.position_limits)[self._cmd],
+                continuous=self._continuous[self._cmd],
+            )
+        except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
+            raise TrajectoryError(f"malformed trajectory: {exc}") from None
         if self._plan.empty:
             self._plan.hold(self._q[self._cmd], now)
         q_d, qd_d, qdd_d, effort_d = (v[checked.index].copy() for v in self._plan.sample(now))

@@ -58,7 +58,10 @@ class StateMapper:
 
     def map(self, names, q, qd):
         """Return (q, qd) as float arrays in model order, or raise StateError."""
-        names = tuple(names)
+        try:
+            names = tuple(names)
+        except TypeError:
+            raise StateError(f"joint names must be a sequence of strings, got {names!r}") from None
         q = _as_vector(q, "positions")
         qd = _as_vector(qd, "velocities")
         if q.size != len(names):

@@ -171,7 +171,10 @@ def _optional_field(point, name, index, n_joints):
     value = getattr(point, name)
     if value is None or len(value) == 0:
         return None
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TrajectoryError(f"point {index}: {name} are not numbers") from None
     if arr.shape != (n_joints,):
         raise TrajectoryError(
             f"point {index}: {name} has {arr.size} values for {n_joints} joints")
@@ -260,7 +263,10 @@ def _required_positions(point, index, n_joints):
 
 
 def _point_times(points):
-    times = np.array([float(p.time_from_start) for p in points])
+    try:
+        times = np.array([float(p.time_from_start) for p in points])
+    except (TypeError, ValueError):
+        raise TrajectoryError("time_from_start is not a number") from None
     if not np.all(np.isfinite(times)):
         raise TrajectoryError("time_from_start contains NaN or inf")
     if times[0] < 0.0:
@@ -275,7 +281,10 @@ def _point_times(points):
 
 
 def _start_time(stamp, now):
-    stamp = float(stamp)
+    try:
+        stamp = float(stamp)
+    except (TypeError, ValueError):
+        raise TrajectoryError(f"start_time is not a number: {stamp!r}") from None
     if not math.isfinite(stamp):
         raise TrajectoryError("start_time is NaN or inf")
     return now if stamp == 0.0 else stamp

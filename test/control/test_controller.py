@@ -23,6 +23,7 @@ from rbd_control.control.gains import reference_inertia, reference_poses
 from rbd_control.dynamics import crba, gravity, load_urdf, rnea
 
 Q0 = np.array([0.3, 0.7, -0.8, 0.4, 0.6, 0.2])
+NAMES = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
 
 
 @pytest.fixture()
@@ -346,3 +347,38 @@ def test_set_model_adopts_new_robot_and_keeps_last_state(arm_urdf, arm_model, na
     np.testing.assert_allclose(controller.check_watchdog(0.05) is None, True)
     cmd = controller.update(0.001, names, Q0, np.zeros(6))
     np.testing.assert_allclose(cmd.tau, gravity(heavier, Q0), atol=1e-9)
+
+
+@pytest.mark.parametrize("args, match", [
+    ((None, Q0, np.zeros(6)), "joint names must be a sequence"),
+    (("abc", Q0, np.zeros(6)), "3 joint names but 6 positions"),
+    ((None, None, None), "joint names"),
+])
+def test_malformed_state_arguments_raise_state_error(arm_model, args, match):
+    with pytest.raises(StateError, match=match):
+        fresh(arm_model).update(0.0, *args)
+
+
+@pytest.mark.parametrize("traj, match", [
+    (None, "malformed trajectory"),
+    (JointTrajectory(["elbow"], None), "omits joints"),
+    (JointTrajectory(list(NAMES), None), "malformed trajectory"),
+    (JointTrajectory(list(Q0.astype(str)), [TrajectoryPoint(Q0)]), "does not command"),
+    ("not a trajectory", "malformed trajectory"),
+])
+def test_malformed_trajectories_raise_trajectory_error(arm_model, names, traj, match):
+    controller = fresh(arm_model)
+    controller.update(0.0, names, Q0, np.zeros(6))
+    with pytest.raises(TrajectoryError, match=match):
+        controller.set_trajectory(traj, 0.0)
+
+
+def test_non_numeric_trajectory_fields_raise_trajectory_error(arm_model, names):
+    controller = fresh(arm_model)
+    controller.update(0.0, names, Q0, np.zeros(6))
+    for point, match in [(TrajectoryPoint(["x"] * 6, time_from_start=1), "positions are not numbers"),
+                         (TrajectoryPoint(Q0, time_from_start="soon"), "time_from_start is not a number")]:
+        with pytest.raises(TrajectoryError, match=match):
+            controller.set_trajectory(JointTrajectory(names, [point]), 0.0)
+    with pytest.raises(TrajectoryError, match="start_time"):
+        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)], "x"), 0.0)
