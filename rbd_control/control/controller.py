@@ -212,7 +212,7 @@ class Controller:
         if not _finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
         q_m, qd_m = self._mapper.map(names, q, qd)
-        self._accept_state(now, names, q, qd, q_m, qd_m)
+        self._prepare_plan(now, q_m)
         try:
             if self.mode == "gravity_compensation":
                 command = self._float(q_m, qd_m)
@@ -220,7 +220,8 @@ class Controller:
                 command = self._track(now, q_m, qd_m)
         except RbdError as exc:  # the dynamics refused the state: report, never crash
             raise StateError(f"dynamics rejected the state: {exc}") from exc
-        self._last_update = now
+        # only a state that produced a valid command counts as fresh for the watchdog
+        self._accept_state(now, names, q, qd, q_m, qd_m)
         return command
 
     def check_watchdog(self, now: float) -> Optional[Command]:
@@ -237,18 +238,22 @@ class Controller:
 
     # --- internals --------------------------------------------------------------------
 
-    def _accept_state(self, now, names, q, qd, q_m, qd_m):
+    def _prepare_plan(self, now, q):
+        """Before a law runs on a new state: handle a stale gap and give the plan an anchor."""
         if self._q is not None and self._tripped is None and self._watchdog.is_stale(now):
             # a gap longer than state_timeout counts as stale even if nobody asked the
             # watchdog in between: the trajectory is aborted the same way
             self._trip()
+        if self._tripped == "zero" or self._plan.empty:
+            # first state, or after zero effort (the arm has moved): hold where it is now
+            self._plan.hold(q[self._cmd], now)
+
+    def _accept_state(self, now, names, q, qd, q_m, qd_m):
         self._last_state = (tuple(names), np.array(q, dtype=float), np.array(qd, dtype=float))
         self._q, self._qd = q_m, qd_m
         self._watchdog.feed(now)
-        if self._tripped == "zero" or self._plan.empty:
-            # after zero effort the arm has moved: hold where it is now, not where it was
-            self._plan.hold(q_m[self._cmd], now)
         self._tripped = None
+        self._last_update = now
 
     def _float(self, q, qd):
         ff, fb = laws.gravity_compensation(self.model, q, qd, self._damping_full)

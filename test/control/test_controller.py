@@ -382,3 +382,14 @@ def test_non_numeric_trajectory_fields_raise_trajectory_error(arm_model, names):
             controller.set_trajectory(JointTrajectory(names, [point]), 0.0)
     with pytest.raises(TrajectoryError, match="start_time"):
         controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)], "x"), 0.0)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_state_that_yields_no_valid_command_does_not_feed_the_watchdog(arm_model, names):
+    # absurd gains: Kp e -> +inf and Kd e_dot -> -inf, so the law gives NaN
+    controller = fresh(arm_model, mode="feedforward_pd", state_timeout=0.1, kp=1e308, kd=1e308)
+    controller.update(0.0, names, Q0, np.zeros(6))
+    with pytest.raises(StateError, match="non-finite"):
+        controller.update(0.05, names, Q0 - 1.5, np.ones(6) * 1e3)
+    safe = controller.check_watchdog(0.15)
+    assert safe is not None and np.all(np.isfinite(safe.tau))
