@@ -17,6 +17,11 @@ Two pacing modes:
              depends only on the commands, not on scheduling (tests, benchmarks). If no
              command comes for `lockstep_kick_period` wall seconds, the current state is
              published again so a late-starting or restarted controller can join.
+
+With wait_for_first_command (default), real time also starts only when the first effort
+command arrives: until then the arm is frozen at its initial pose and its state is
+re-published every `lockstep_kick_period`, so the arm does not collapse while the
+controller is still starting (Gazebo would let it fall).
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ class MujocoSimNode(Node):
         self._declare_parameters()
         p = self._parameter
         self._lockstep = p("lockstep")
+        self._running = self._lockstep or not p("wait_for_first_command")
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
@@ -57,11 +63,9 @@ class MujocoSimNode(Node):
         )
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
         self._load_initial_description()
-        if self._lockstep:
-            self.create_timer(p("lockstep_kick_period"), self._kick_lockstep)
-        else:
-            self._wall_start = time.monotonic()
-            self._sim_start = 0.0
+        self._wall_start, self._sim_start = time.monotonic(), 0.0
+        self.create_timer(p("lockstep_kick_period"), self._kick)
+        if not self._lockstep:
             self.create_timer(p("timestep") / p("real_time_factor"), self._tick_real_time)
 
     # --- parameters -----------------------------------------------------------
@@ -75,6 +79,7 @@ class MujocoSimNode(Node):
             ("lockstep", False, "one physics step per command instead of real time"),
             ("lockstep_kick_period", 0.1, "lockstep: re-publish the state after this wall time"),
             ("real_time_factor", 1.0, "real time: sim seconds per wall second"),
+            ("wait_for_first_command", True, "real time: hold physics until a command arrives"),
             ("joint_damping", True, "apply URDF <dynamics damping friction>"),
             ("clamp_effort", True, "saturate commands at URDF <limit effort>"),
             ("publish_clock", True, "publish /clock (sim time)"),
@@ -160,20 +165,24 @@ class MujocoSimNode(Node):
                 throttle_duration_sec=1.0,
             )
         if not self._lockstep:
+            if not self._running:  # the first command starts the clock
+                self._running = True
+                self._sim_start, self._wall_start = self._sim.time, now
             return
         if self._latency_pub is not None and self._state_sent_at is not None:
             self._latency_pub.publish(Float64(data=now - self._state_sent_at))
         self._sim.step()
         self._publish_state()
 
-    def _kick_lockstep(self) -> None:
-        if self._sim is not None and time.monotonic() - self._last_sent() > self._parameter(
-            "lockstep_kick_period"
-        ):
+    def _kick(self) -> None:
+        """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
+        if self._sim is None or (self._running and not self._lockstep):
+            return
+        if time.monotonic() - self._last_sent() > self._parameter("lockstep_kick_period"):
             self._publish_state()
 
     def _tick_real_time(self) -> None:
-        if self._sim is None:
+        if self._sim is None or not self._running:
             return
         target = self._sim_start + (time.monotonic() - self._wall_start) * self._parameter(
             "real_time_factor"
