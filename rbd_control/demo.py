@@ -275,9 +275,9 @@ def summary_table(joints, gravity: Series, tracking: dict[str, Series], latency:
     stats = {mode: tracking_stats(series) for mode, series in tracking.items()}
     modes = list(stats)
     lines.append(f"gravity_compensation: released at rest, held {span:.1f} s of sim time")
-    lines.append(f"  {'joint':<15}{'drift [mrad]':>14}{'peak effort [N m]':>20}")
+    lines.append(f"  {'joint':<15}{'max drift [rad]':>16}{'peak effort [N m]':>20}")
     for j, name in enumerate(joints):
-        lines.append(f"  {name:<15}{g_drift[j] * mrad:>14.4f}{g_effort[j]:>20.2f}")
+        lines.append(f"  {name:<15}{g_drift[j]:>16.2e}{g_effort[j]:>20.2f}")
     lines.append("")
     lines.append("the same trajectory in each mode: tracking error = desired − actual")
     header = f"  {'joint':<15}"
@@ -373,12 +373,16 @@ def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Serie
             axes[j, 0].plot(t - t[0], effort[:, j], color=f"C{c}", lw=1.0, label=mode)
     for j in range(n):
         ax = axes[j, 0]
-        if np.isfinite(limits[j]):
+        # Scale to the data: the limits are often 10x the effort a gentle motion needs, and
+        # drawing them would flatten every curve. They are drawn only when nearly reached.
+        low, high = ax.get_ylim()
+        if np.isfinite(limits[j]) and max(abs(low), abs(high)) > 0.5 * limits[j]:
             for sign in (-1, 1):
                 ax.axhline(sign * limits[j], color="r", lw=0.8, ls=":")
-        ax.set_ylabel(f"{joints[j]}\n[N m]", fontsize=8)
+        limit = f"limit {limits[j]:g}" if np.isfinite(limits[j]) else "no limit"
+        ax.set_ylabel(f"{joints[j]}\n[N m]\n({limit})", fontsize=8)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_title("commanded effort (red dotted: URDF <limit effort>)")
+    axes[0, 0].set_title("commanded effort (URDF <limit effort> in each label; red dotted when approached)")
     axes[0, 0].legend(loc="upper right", fontsize=8)
     axes[-1, 0].set_xlabel("time since trajectory sent [s]")
     written.append(_save(fig, output / "effort.png"))
@@ -418,6 +422,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--real-time", action="store_true", help="simulator paced by the wall clock, not lockstep"
     )
+    parser.add_argument(
+        "--config", type=Path, help="controller YAML (default: config/arm_controller.yaml)"
+    )
     return parser.parse_args(argv)
 
 
@@ -442,7 +449,7 @@ def run(args: argparse.Namespace) -> int:
     urdf = default_arm_urdf()
     config = BringupConfig(
         urdf=urdf,
-        config_file=find_config_file(),
+        config_file=args.config or find_config_file(),
         mode="gravity_compensation",
         lockstep=not args.real_time,
         initial_positions=dict(DEFAULT_ARM_HOME),

@@ -28,6 +28,7 @@ from __future__ import annotations
 import sys
 import time
 
+import mujoco
 import rclpy
 import rclpy.executors
 from rcl_interfaces.msg import ParameterDescriptor
@@ -135,6 +136,7 @@ class MujocoSimNode(Node):
             sim.data.time = self._sim.time  # /clock must never run backwards
             self._sim_start, self._wall_start = sim.time, time.monotonic()
         self._sim, self._urdf = sim, urdf
+        self._blow_ups_reported = 0
         self.get_logger().info(
             f"model from {source}: {len(sim.joint_names)} joints, commands for "
             f"{list(sim.commanded_joints)}, {'lockstep' if self._lockstep else 'real time'}"
@@ -202,6 +204,12 @@ class MujocoSimNode(Node):
     # --- output ---------------------------------------------------------------
 
     def _publish_state(self) -> None:
+        if self._sim.blow_ups > self._blow_ups_reported:
+            self._blow_ups_reported = self._sim.blow_ups
+            self.get_logger().error(
+                f"physics diverged (NaN or huge acceleration) at sim t = {self._sim.time:.3f} s; "
+                "MuJoCo reset the arm to the zero pose. Usually: gains too high for this timestep."
+            )
         state = self._sim.state()
         stamp = _time_msg(state.time)
         if self._clock_pub is not None:
@@ -226,6 +234,8 @@ def _time_msg(seconds: float):
 def main(argv: list[str] | None = None) -> None:
     rclpy.init(args=argv if argv is not None else sys.argv)
     node = MujocoSimNode()
+    # MuJoCo would otherwise append its warnings to MUJOCO_LOG.TXT in the working directory.
+    mujoco.set_mju_user_warning(lambda text: node.get_logger().warning(f"MuJoCo: {text}"))
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):

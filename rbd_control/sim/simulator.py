@@ -121,6 +121,15 @@ class Simulator:
         for _ in range(count):
             mujoco.mj_step(self.model, self.data)
 
+    @property
+    def blow_ups(self) -> int:
+        """How often the integration diverged (NaN/huge acceleration) since construction.
+
+        MuJoCo then silently resets the state to the model's zero pose and carries on;
+        callers must surface this, since the arm "teleports".
+        """
+        return int(self.data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number)
+
     def state(self) -> JointStateSample:
         applied = np.zeros(self.model.nv)
         applied[self._commanded.dof_adr] = self._command

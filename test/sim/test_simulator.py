@@ -125,3 +125,20 @@ def test_same_commands_give_the_same_trajectory(panda):
             sim.step()
         runs.append(sim.state().position)
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_a_diverging_simulation_is_counted_not_hidden(panda):
+    import mujoco
+
+    warnings = []
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(warnings.append)  # not into MUJOCO_LOG.TXT in the cwd
+    try:
+        sim = Simulator(panda, commanded_joints=["panda_joint1"], clamp_effort=False)
+        assert sim.blow_ups == 0
+        sim.set_command([1e30])  # absurd torque: MuJoCo detects the bad acceleration, resets
+        sim.step(5)
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    assert sim.blow_ups >= 1
+    assert any("unstable" in w for w in warnings)
