@@ -207,7 +207,7 @@ class MujocoSimNode(Node):
         if self._sim.blow_ups > self._blow_ups_reported:
             self._blow_ups_reported = self._sim.blow_ups
             self.get_logger().error(
-                f"physics diverged (NaN or huge acceleration) at sim t = {self._sim.time:.3f} s; "
+                f"physics diverged (NaN or huge position, velocity or acceleration) at sim t = {self._sim.time:.3f} s; "
                 "MuJoCo reset the arm to the zero pose. Usually: gains too high for this timestep."
             )
         state = self._sim.state()

@@ -68,6 +68,7 @@ class Simulator:
         self._effort_limit = self._limits(self._commanded) if clamp_effort else None
         self._command = np.zeros(len(names))
         self.rejected_commands = 0
+        self._blow_ups = 0
         self.reset(initial_positions or {})
 
     # --- properties -----------------------------------------------------------
@@ -119,16 +120,24 @@ class Simulator:
         """Advance `count` physics steps holding the current command."""
         self.data.qfrc_applied[:] = self._commanded.dof_vector(self._command, self.model.nv)
         for _ in range(count):
+            before = self.data.time
             mujoco.mj_step(self.model, self.data)
+            if self.data.time < before:
+                # MuJoCo found NaN/huge positions, velocities or accelerations and reset
+                # the whole state, time and warning counters included; /clock must not
+                # jump back, and the reset must not go unnoticed.
+                self._blow_ups += 1
+                self.data.time = before + self.model.opt.timestep
+                self.data.qfrc_applied[:] = self._commanded.dof_vector(self._command, self.model.nv)
 
     @property
     def blow_ups(self) -> int:
-        """How often the integration diverged (NaN/huge acceleration) since construction.
+        """How often the integration diverged (NaN or huge values) since construction.
 
         MuJoCo then silently resets the state to the model's zero pose and carries on;
         callers must surface this, since the arm "teleports".
         """
-        return int(self.data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number)
+        return self._blow_ups
 
     def state(self) -> JointStateSample:
         applied = np.zeros(self.model.nv)

@@ -136,8 +136,10 @@ def test_a_diverging_simulation_is_counted_not_hidden(panda):
     try:
         sim = Simulator(panda, commanded_joints=["panda_joint1"], clamp_effort=False)
         assert sim.blow_ups == 0
+        sim.step(100)
         sim.set_command([1e30])  # absurd torque: MuJoCo detects the bad acceleration, resets
         sim.step(5)
+        assert sim.time == pytest.approx(0.105), "time must keep running through a reset"
     finally:
         mujoco.set_mju_user_warning(previous)
     assert sim.blow_ups >= 1
