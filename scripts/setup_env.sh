@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Source me: creates (once) and activates a virtual environment with everything the tests and
+# the demo need, from the package registries only, then sets up the ROS 2 wheels' environment.
+#   VENV     where the environment lives (default: .venv in the repo)
+#   PYTHON   the interpreter to build it from (default: python3; 3.10 to 3.12)
+_rbd_setup() {
+    local repo venv python
+    repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    venv="${VENV:-$repo/.venv}"
+    python="${PYTHON:-python3}"
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "setup: creating $venv with $($python --version)"
+        "$python" -m venv "$venv" || return 1
+        "$venv/bin/python" -m pip install -q --upgrade pip || return 1
+    fi
+    echo "setup: installing requirements (ROS 2 Jazzy wheels, oracles) and rbd_control"
+    "$venv/bin/python" -m pip install -q -r "$repo/requirements/ros.txt" \
+        -r "$repo/requirements/test.txt" || return 1
+    # Not editable: a normal install is what puts launch/, config/, urdf/ and the ament
+    # index marker into share/rbd_control, which the nodes and tests look up.
+    "$venv/bin/python" -m pip install -q "$repo[sim,demo]" || return 1
+    # shellcheck disable=SC1091
+    source "$venv/bin/activate"
+    source "$repo/scripts/ros_env.sh" "$venv" || return 1
+    # A random domain per session keeps parallel runs and other users' nodes apart.
+    export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
+    cd "$repo"
+}
+_rbd_setup
