@@ -18,7 +18,7 @@ mujoco_model = pytest.importorskip("rbd_control.sim.mujoco_model")
 ROBOTS = [
     "panda_description/urdf/panda.urdf",                 # arm, fixed hand, prismatic fingers
     "solo_description/robots/solo12.urdf",              # a tree: four legs on one base
-    "tiago_pro_description/robots/tiago_pro.urdf",      # 33 DoF: prismatic torso, continuous
+    "tiago_pro_description/robots/tiago_pro.urdf",      # 33 DoF, two arms on a prismatic torso
 ]
 
 
