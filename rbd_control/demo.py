@@ -41,6 +41,9 @@ from rbd_control.bringup import (
 )
 
 GRAVITY_HOLD_S = 5.0
+# The demo's own acceptance: what the issue promises a user (rad).
+MAX_GRAVITY_DRIFT = 1e-3
+MAX_TRACKING_RMS = 2e-3
 SETTLE_AFTER_TRAJECTORY_S = 1.0
 TRACKING_MODES = ("computed_torque", "feedforward_pd")
 STARTUP_TIMEOUT_S = 60.0  # wall: numba compiles the dynamics on a cold first start
@@ -420,7 +423,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="rbd_demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=Path("demo_output"), help="plots go here")
     parser.add_argument(
-        "--real-time", action="store_true", help="simulator paced by the wall clock, not lockstep"
+        "--real-time",
+        action="store_true",
+        help="simulator paced by the wall clock, not lockstep (needs a core free for each node; "
+        "on a busy machine the controller falls behind and the loop degrades)",
     )
     parser.add_argument(
         "--config", type=Path, help="controller YAML (default: config/arm_controller.yaml)"
@@ -489,7 +495,30 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(joints, gravity, tracking, latency))
     for path in write_plots(args.output, joints, gravity, tracking, limits):
         print(f"wrote {path}")
+    problems = verdict(gravity, tracking)
+    print()
+    if problems:
+        print("verdict: FAILED\n  " + "\n  ".join(problems))
+        print(f"  (gains come from {config.config_file}; node logs in {config.log_dir})")
+        return 2
+    print(
+        f"verdict: OK (drift < {MAX_GRAVITY_DRIFT:g} rad, RMS tracking error < "
+        f"{MAX_TRACKING_RMS:g} rad in every mode)"
+    )
     return 0
+
+
+def verdict(gravity: Series, tracking: dict[str, Series]) -> list[str]:
+    """What falls short of the demo's promises, in words; empty when all is well."""
+    problems = []
+    worst_drift = float(drift(gravity).max())
+    if not worst_drift < MAX_GRAVITY_DRIFT:
+        problems.append(f"gravity_compensation drifted {worst_drift:.3g} rad (limit {MAX_GRAVITY_DRIFT:g})")
+    for mode, series in tracking.items():
+        rms = float(np.sqrt(np.mean(tracking_stats(series).rms ** 2)))
+        if not rms < MAX_TRACKING_RMS:
+            problems.append(f"{mode} RMS tracking error {rms:.3g} rad (limit {MAX_TRACKING_RMS:g})")
+    return problems
 
 
 def main(argv: Sequence[str] | None = None) -> int:
