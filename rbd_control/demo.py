@@ -407,6 +407,16 @@ def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Serie
     return written
 
 
+def save_recording(path: Path, joints, gravity: Series, tracking: dict[str, Series], latency) -> Path:
+    """The raw samples behind the table and plots, for a user's own analysis (numpy .npz)."""
+    arrays = {"joints": np.array(joints), "latency_s": np.asarray(latency)}
+    for name, series in {"gravity_compensation": gravity, **tracking}.items():
+        t, desired, actual, effort = series.arrays()
+        arrays.update({f"{name}_t": t, f"{name}_desired": desired, f"{name}_actual": actual, f"{name}_effort": effort})
+    np.savez_compressed(path, **arrays)
+    return path
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -495,6 +505,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(joints, gravity, tracking, latency))
     for path in write_plots(args.output, joints, gravity, tracking, limits):
         print(f"wrote {path}")
+    print(f"wrote {save_recording(args.output / 'recording.npz', joints, gravity, tracking, latency)}")
     problems = verdict(gravity, tracking)
     print()
     if problems:
