@@ -41,7 +41,7 @@ def rnea(model, q, qd, qdd, f_ext=None, data=None):
     try:
         status = rnea_kernel(model.topology, model.bodies, model.gravity, data.ws, q, qd, qdd,
                              fext, tau)
-    except TypeError:
+    except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, qdd = _vectors(model, STATE, q, qd, qdd)
         status = rnea_kernel(model.topology, model.bodies, model.gravity, data.ws, q, qd, qdd,
                              fext, tau)
@@ -69,7 +69,7 @@ def gravity(model, q, data=None):
     tau = np.empty(model.nq)
     try:
         status = gravity_kernel(model.topology, model.bodies, model.gravity, data.ws, q, tau)
-    except TypeError:
+    except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q = as_vector(q, "q", model.nq)
         status = gravity_kernel(model.topology, model.bodies, model.gravity, data.ws, q, tau)
     if status:
@@ -83,7 +83,7 @@ def crba(model, q, data=None):
     H = np.empty((model.nq, model.nq))
     try:
         status = crba_kernel(model.topology, model.bodies, data.ws, q, H)
-    except TypeError:
+    except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q = as_vector(q, "q", model.nq)
         status = crba_kernel(model.topology, model.bodies, data.ws, q, H)
     if status:
@@ -99,7 +99,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
     try:
         status = forward_dynamics_kernel(model.topology, model.bodies, model.gravity, data.ws,
                                          data.H, q, qd, tau, fext, qdd)
-    except TypeError:
+    except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, tau = _vectors(model, FD_STATE, q, qd, tau)
         status = forward_dynamics_kernel(model.topology, model.bodies, model.gravity, data.ws,
                                          data.H, q, qd, tau, fext, qdd)

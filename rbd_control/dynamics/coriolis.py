@@ -13,9 +13,9 @@ Not on the 1 kHz path (computed torque uses bias()), so it uses plain 6x6 matric
 import numpy as np
 
 from .jcalc import joint_transforms
-from .model import AXIS, COM_MOMENT, IBAR, MASS, REVOLUTE, W_E, W_R
+from .model import AXIS, COM_MOMENT, IBAR, MASS, REVOLUTE, W_E, W_R, X_E, X_R
 from .external import world_transform
-from .spatial import jit
+from .spatial import jit, mat, vec
 
 
 @jit
@@ -75,7 +75,7 @@ def coriolis_into(topology, bodies, ws, q, qd, C):
     Bc = np.zeros((nb, 6, 6))
     for i in range(nb):
         parent = topology[i, 0]
-        world_transform(topology, i, ws)
+        world_transform(topology, ws, i, mat(ws, i, X_E), vec(ws, i, X_R))
         X = body_to_world_motion(ws[i, W_E:W_E + 3].copy(), ws[i, W_R].copy())
         S_body = np.zeros(6)
         offset = 0 if topology[i, 1] == REVOLUTE else 3

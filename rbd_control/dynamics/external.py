@@ -5,8 +5,8 @@ joints loads that body; a link on the fixed base loads nothing that moves.
 import numpy as np
 
 from .errors import InputError
-from .model import F_ANG, F_LIN, W_E, W_R, X_E, X_R
-from .spatial import jit
+from .model import W_E, W_R
+from .spatial import add, cross, jit, mat, mat_mul, put, put_mat, rotate, rotate_back, sub, vec
 
 
 def external_forces_array(model, f_ext) -> np.ndarray:
@@ -30,30 +30,22 @@ def external_forces_array(model, f_ext) -> np.ndarray:
 
 
 @jit
-def world_transform(topology, i, ws):
-    """0X_i = X_i pX_0: E0_i = E_i E0_p, r0_i = r0_p + E0_p^T r_i (parent's already done)."""
+def world_transform(topology, ws, i, E, r):
+    """Store and return 0X_i = X_i pX_0: E0 = E E0_p, r0 = r0_p + E0_p^T r."""
     parent = topology[i, 0]
-    E, r = ws[i, X_E:X_E + 3], ws[i, X_R]
-    E0, r0 = ws[i, W_E:W_E + 3], ws[i, W_R]
     if parent < 0:
-        E0[:, :] = E
-        r0[:] = r
-        return
-    Ep, rp = ws[parent, W_E:W_E + 3], ws[parent, W_R]
-    for a in range(3):
-        for b in range(3):
-            E0[a, b] = E[a, 0] * Ep[0, b] + E[a, 1] * Ep[1, b] + E[a, 2] * Ep[2, b]
-        r0[a] = rp[a] + Ep[0, a] * r[0] + Ep[1, a] * r[1] + Ep[2, a] * r[2]
+        E0, r0 = E, r
+    else:
+        E0_p, r0_p = mat(ws, parent, W_E), vec(ws, parent, W_R)
+        E0, r0 = mat_mul(E, E0_p), add(r0_p, rotate_back(E0_p, r))
+    put_mat(ws, i, W_E, E0)
+    put(ws, i, W_R, r0)
+    return E0, r0
 
 
 @jit
-def subtract_external_force(ws, i, wrench):
-    """f_i -= iX_0^* f^x = [E0 (n - r0 x f); E0 f]"""
-    E0, r0 = ws[i, W_E:W_E + 3], ws[i, W_R]
-    n, f = wrench[0], wrench[1]
-    m0 = n[0] - (r0[1] * f[2] - r0[2] * f[1])
-    m1 = n[1] - (r0[2] * f[0] - r0[0] * f[2])
-    m2 = n[2] - (r0[0] * f[1] - r0[1] * f[0])
-    for k in range(3):
-        ws[i, F_ANG, k] -= E0[k, 0] * m0 + E0[k, 1] * m1 + E0[k, 2] * m2
-        ws[i, F_LIN, k] -= E0[k, 0] * f[0] + E0[k, 1] * f[1] + E0[k, 2] * f[2]
+def external_force_in_body(E0, r0, fext, i):
+    """iX_0^* f^x = [E0 (n - r0 x f); E0 f]"""
+    n = (fext[i, 0, 0], fext[i, 0, 1], fext[i, 0, 2])
+    f = (fext[i, 1, 0], fext[i, 1, 1], fext[i, 1, 2])
+    return rotate(E0, sub(n, cross(r0, f))), rotate(E0, f)

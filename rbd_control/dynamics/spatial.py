@@ -1,16 +1,21 @@
-"""Spatial-vector algebra on 3-vector rows (Featherstone ch. 2), compiled with numba.
+"""Spatial-vector algebra (Featherstone ch. 2) on 3-tuples, compiled with numba.
 
-A Plücker transform X = (E, r) maps coordinates from frame A to frame B, where E rotates A
+3-vectors are tuples (x, y, z) and 3x3 matrices tuples of rows: plain values that live in
+registers. Array views would cost an atomic reference-count update each, which dominated the
+kernels; so state lives in the packed arrays and is read with `vec`/`mat`, written with `put`.
+
+A Plücker transform X = (E, r) maps coordinates from frame A to frame B: E rotates A
 coordinates into B and r is B's origin in A coordinates:
     X m   = [E w;  E (v - r x w)]              motion m = [w; v]
     X^T f = [E^T n + r x E^T f;  E^T f]        force  f = [n; f], from B back to A
 A spatial inertia is kept compact as (m, h, Ibar): mass, first moment h = m c, and rotational
 inertia about the frame origin, so I [w; v] = [Ibar w + h x v;  m v - h x w].
-Every function writes into caller-owned arrays: the hot paths allocate nothing.
 """
 from numba import njit
 
 jit = njit(cache=True, nogil=True)
+
+ZERO = (0.0, 0.0, 0.0)
 
 
 def compiled(*signatures):
@@ -21,100 +26,142 @@ def compiled(*signatures):
 
 
 @jit
-def cross(a, b, out):
-    x = a[1] * b[2] - a[2] * b[1]
-    y = a[2] * b[0] - a[0] * b[2]
-    z = a[0] * b[1] - a[1] * b[0]
-    out[0], out[1], out[2] = x, y, z
+def vec(A, i, row):
+    return (A[i, row, 0], A[i, row, 1], A[i, row, 2])
 
 
 @jit
-def add_cross(a, b, out):
-    """out += a x b"""
-    out[0] += a[1] * b[2] - a[2] * b[1]
-    out[1] += a[2] * b[0] - a[0] * b[2]
-    out[2] += a[0] * b[1] - a[1] * b[0]
+def mat(A, i, row):
+    return (vec(A, i, row), vec(A, i, row + 1), vec(A, i, row + 2))
 
 
 @jit
-def add_scaled_cross(a, b, s, out):
-    """out += a x (s b)"""
-    out[0] += s * (a[1] * b[2] - a[2] * b[1])
-    out[1] += s * (a[2] * b[0] - a[0] * b[2])
-    out[2] += s * (a[0] * b[1] - a[1] * b[0])
+def put(A, i, row, x):
+    A[i, row, 0], A[i, row, 1], A[i, row, 2] = x[0], x[1], x[2]
 
 
 @jit
-def rotate(E, x, out):
-    """out = E x"""
-    for k in range(3):
-        out[k] = E[k, 0] * x[0] + E[k, 1] * x[1] + E[k, 2] * x[2]
+def put_mat(A, i, row, M):
+    put(A, i, row, M[0])
+    put(A, i, row + 1, M[1])
+    put(A, i, row + 2, M[2])
 
 
 @jit
-def transform_motion(E, r, w, v, out_w, out_v):
-    """[out_w; out_v] = X [w; v]"""
-    d0 = v[0] - (r[1] * w[2] - r[2] * w[1])
-    d1 = v[1] - (r[2] * w[0] - r[0] * w[2])
-    d2 = v[2] - (r[0] * w[1] - r[1] * w[0])
-    for k in range(3):
-        out_w[k] = E[k, 0] * w[0] + E[k, 1] * w[1] + E[k, 2] * w[2]
-        out_v[k] = E[k, 0] * d0 + E[k, 1] * d1 + E[k, 2] * d2
+def accumulate(A, i, row, x):
+    A[i, row, 0] += x[0]
+    A[i, row, 1] += x[1]
+    A[i, row, 2] += x[2]
 
 
 @jit
-def add_transformed_force(E, r, n, f, out_n, out_f):
-    """[out_n; out_f] += X^T [n; f]: a force in B coordinates, accumulated in A coordinates."""
-    fa0 = E[0, 0] * f[0] + E[1, 0] * f[1] + E[2, 0] * f[2]
-    fa1 = E[0, 1] * f[0] + E[1, 1] * f[1] + E[2, 1] * f[2]
-    fa2 = E[0, 2] * f[0] + E[1, 2] * f[1] + E[2, 2] * f[2]
-    out_n[0] += E[0, 0] * n[0] + E[1, 0] * n[1] + E[2, 0] * n[2] + r[1] * fa2 - r[2] * fa1
-    out_n[1] += E[0, 1] * n[0] + E[1, 1] * n[1] + E[2, 1] * n[2] + r[2] * fa0 - r[0] * fa2
-    out_n[2] += E[0, 2] * n[0] + E[1, 2] * n[1] + E[2, 2] * n[2] + r[0] * fa1 - r[1] * fa0
-    out_f[0] += fa0
-    out_f[1] += fa1
-    out_f[2] += fa2
+def add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
 @jit
-def inertia_times(m, h, Ibar, w, v, out_n, out_f):
-    """[out_n; out_f] = I [w; v] for the compact inertia (m, h, Ibar)."""
-    for k in range(3):
-        out_n[k] = Ibar[k, 0] * w[0] + Ibar[k, 1] * w[1] + Ibar[k, 2] * w[2]
-        out_f[k] = m * v[k]
-    add_cross(h, v, out_n)
-    add_cross(w, h, out_f)      # - h x w
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
 @jit
-def add_cross_force(w, v, n, f, out_n, out_f):
-    """[out_n; out_f] += [w; v] x* [n; f] = [w x n + v x f;  w x f]"""
-    add_cross(w, n, out_n)
-    add_cross(v, f, out_n)
-    add_cross(w, f, out_f)
+def scale(a, s):
+    return (a[0] * s, a[1] * s, a[2] * s)
 
 
 @jit
-def inertia_to_parent(E, r, m, h, Ibar, out_h, out_Ibar):
-    """Add X^T I X, the body's compact inertia expressed in the parent frame, to out.
+def dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
-    With y = E^T h:  h_p = y + m r,
-    Ibar_p = E^T Ibar E - y r^T - r y^T + 2 (r.y) 1 - m (r r^T - |r|^2 1).
+
+@jit
+def cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@jit
+def rotate(E, x):
+    """E x"""
+    return (dot(E[0], x), dot(E[1], x), dot(E[2], x))
+
+
+@jit
+def rotate_back(E, x):
+    """E^T x"""
+    return (E[0][0] * x[0] + E[1][0] * x[1] + E[2][0] * x[2],
+            E[0][1] * x[0] + E[1][1] * x[1] + E[2][1] * x[2],
+            E[0][2] * x[0] + E[1][2] * x[1] + E[2][2] * x[2])
+
+
+@jit
+def mat_mul(A, B):
+    """A B, rows of A times B"""
+    return (rotate_back(B, A[0]), rotate_back(B, A[1]), rotate_back(B, A[2]))
+
+
+@jit
+def transform_motion(E, r, w, v):
+    """X [w; v]"""
+    return rotate(E, w), rotate(E, sub(v, cross(r, w)))
+
+
+@jit
+def transform_force_back(E, r, n, f):
+    """X^T [n; f]: a force in B coordinates expressed in A coordinates."""
+    f_a = rotate_back(E, f)
+    return add(rotate_back(E, n), cross(r, f_a)), f_a
+
+
+@jit
+def inertia_times(m, h, Ibar, w, v):
+    """I [w; v]"""
+    return add(rotate(Ibar, w), cross(h, v)), sub(scale(v, m), cross(h, w))
+
+
+@jit
+def cross_force(w, v, n, f):
+    """[w; v] x* [n; f] = [w x n + v x f;  w x f]"""
+    return add(cross(w, n), cross(v, f)), cross(w, f)
+
+
+@jit
+def transpose(E):
+    return ((E[0][0], E[1][0], E[2][0]), (E[0][1], E[1][1], E[2][1]),
+            (E[0][2], E[1][2], E[2][2]))
+
+
+@jit
+def outer(a, b):
+    """a b^T"""
+    return scale(b, a[0]), scale(b, a[1]), scale(b, a[2])
+
+
+@jit
+def mat_add(A, B):
+    return add(A[0], B[0]), add(A[1], B[1]), add(A[2], B[2])
+
+
+@jit
+def mat_sub(A, B):
+    return sub(A[0], B[0]), sub(A[1], B[1]), sub(A[2], B[2])
+
+
+@jit
+def plus_diagonal(A, s):
+    """A + s 1"""
+    return ((A[0][0] + s, A[0][1], A[0][2]), (A[1][0], A[1][1] + s, A[1][2]),
+            (A[2][0], A[2][1], A[2][2] + s))
+
+
+@jit
+def inertia_back(E, r, m, h, Ibar):
+    """X^T I X: a compact inertia (m, h, Ibar) in B coordinates, expressed in A coordinates.
+
+    With y = E^T h:  h_A = y + m r,
+    Ibar_A = E^T Ibar E - y r^T - r h_A^T + (2 r.y + m |r|^2) 1   (parallel axes, rotated).
     """
-    y0 = E[0, 0] * h[0] + E[1, 0] * h[1] + E[2, 0] * h[2]
-    y1 = E[0, 1] * h[0] + E[1, 1] * h[1] + E[2, 1] * h[2]
-    y2 = E[0, 2] * h[0] + E[1, 2] * h[1] + E[2, 2] * h[2]
-    y = (y0, y1, y2)
-    ry = r[0] * y0 + r[1] * y1 + r[2] * y2
-    rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
-    for a in range(3):
-        out_h[a] += y[a] + m * r[a]
-        for b in range(3):
-            rotated = 0.0
-            for k in range(3):
-                for l in range(3):
-                    rotated += E[k, a] * Ibar[k, l] * E[l, b]
-            shift = -y[a] * r[b] - r[a] * y[b] - m * r[a] * r[b]
-            if a == b:
-                shift += 2.0 * ry + m * rr
-            out_Ibar[a, b] += rotated + shift
+    y = rotate_back(E, h)
+    h_A = add(y, scale(r, m))
+    rotated = mat_mul(transpose(E), mat_mul(Ibar, E))
+    shifted = mat_sub(mat_sub(rotated, outer(y, r)), outer(r, h_A))
+    return h_A, plus_diagonal(shifted, 2.0 * dot(r, y) + m * dot(r, r))

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import xml.parsers.expat
+from xml.etree import ElementTree
 from contextlib import contextmanager
+from types import MappingProxyType
 
 import numpy as np
 
@@ -25,7 +27,7 @@ def load_urdf(xml: str | bytes, gravity=DEFAULT_GRAVITY) -> Model:
     """Build a Model from URDF text. Raises ModelError naming the culprit element."""
     text = _as_text(xml)
     _check_xml_is_safe(text)
-    robot = _parse_with_urdf_parser_py(text)
+    robot = _parse_with_urdf_parser_py(_dynamics_elements(text))
     return _ModelBuilder(robot).build(np.asarray(gravity, dtype=np.float64))
 
 
@@ -66,6 +68,27 @@ def _check_xml_is_safe(text: str) -> None:
         parser.Parse(text, True)
     except xml.parsers.expat.ExpatError as error:
         raise ModelError(f"robot description is not well-formed XML: {error}") from error
+
+
+def _dynamics_elements(text: str) -> str:
+    """Only what dynamics reads: links with their <inertial>, and joints.
+
+    Real URDFs carry visuals, materials, transmissions and simulator tags that urdf_parser_py
+    rejects or complains about (a texture without filename, an old-style transmission) although
+    they say nothing about dynamics; they are dropped before it sees them. A robot without a
+    name gets one. The text was already checked by expat, so ElementTree is safe here.
+    """
+    root = ElementTree.fromstring(text)
+    if root.tag != "robot":
+        raise ModelError(f"robot description's root element is <{root.tag}>, not <robot>")
+    kept = ElementTree.Element("robot", name=root.get("name") or "robot")
+    for element in root:
+        if element.tag == "link":
+            link = ElementTree.SubElement(kept, "link", dict(element.attrib))
+            link.extend(child for child in element if child.tag == "inertial")
+        elif element.tag == "joint":
+            kept.append(element)
+    return ElementTree.tostring(kept, encoding="unicode")
 
 
 @contextmanager
@@ -148,7 +171,8 @@ class _ModelBuilder:
         if len(roots) > 1:
             raise ModelError(f"URDF has several root links {roots}; a robot is one tree")
         if not roots:
-            raise ModelError("URDF has no root link: its joints form a cycle")
+            raise ModelError(f"URDF has no root link: joints {[j.name for j in self.robot.joints]}"
+                             f" form a cycle through links {list(self.links)}")
         reached, stack = set(), [roots[0]]
         while stack:
             name = stack.pop()
@@ -170,10 +194,13 @@ class _ModelBuilder:
         topology = np.array([(parent, jtype) for parent, jtype, _ in self.rows], dtype=np.int64)
         bodies = np.ascontiguousarray(np.stack([block for _, _, block in self.rows]))
         _check_subtrees_have_mass(topology, bodies, self.joints)
-        return Model(name=self.robot.name or "", joint_names=tuple(j.name for j in self.joints),
-                     link_names=tuple(link.name for link in self.robot.links),
-                     topology=topology, bodies=bodies, gravity=gravity.copy(),
-                     link_body=dict(self.link_body), **_joint_properties(self.joints))
+        model = Model(name=self.robot.name or "", joint_names=tuple(j.name for j in self.joints),
+                      link_names=tuple(link.name for link in self.robot.links),
+                      topology=topology, bodies=bodies, gravity=gravity.copy(),
+                      link_body=MappingProxyType(dict(self.link_body)),
+                      **_joint_properties(self.joints))
+        _check_mass_matrix_is_regular(model, self.joints)
+        return model
 
     def _visit(self, link_name, body, R, t):
         """Give link_name to `body`, where its frame sits at (R, t) in body coordinates."""
@@ -245,15 +272,18 @@ def _inertia_tensor(link) -> np.ndarray:
 
 
 def _check_inertia(link_name, m, I_c):
-    if m == 0:
-        if np.any(I_c != 0):
-            raise ModelError(f"link {link_name!r} has zero mass but a non-zero <inertia>")
-        return
+    """Principal moments must be >= 0 and obey the triangle inequality.
+
+    Degenerate tensors are physical limits and real robots use them: a point mass (all zero;
+    baxter, talos, tiago) or a thin rod (one zero moment; hyq, finger_edu). Whether H stays
+    regular with them (a point mass on its own joint's axis would not) is checked on H itself.
+    """
     moments = np.linalg.eigvalsh(I_c)
-    tolerance = 1e-9 * max(1.0, float(np.max(np.abs(moments))))
-    if moments[0] <= 0:
-        raise ModelError(f"link {link_name!r}: <inertia> is not positive definite "
-                         f"(principal moments {moments.tolist()})")
+    # relative to the tensor, with a floor far below any real link (1e-12 kg m^2)
+    tolerance = max(1e-9 * float(np.max(np.abs(moments))), 1e-12)
+    if moments[0] < -tolerance:
+        raise ModelError(f"link {link_name!r}: <inertia> is not positive definite: a principal "
+                         f"moment is negative (principal moments {moments.tolist()})")
     if moments[2] > moments[0] + moments[1] + tolerance:
         raise ModelError(f"link {link_name!r}: <inertia> breaks the triangle inequality "
                          f"(principal moments {moments.tolist()}: the largest exceeds the sum "
@@ -269,6 +299,22 @@ def _check_subtrees_have_mass(topology, bodies, joints):
                              "subtree has no mass: the mass matrix H would be singular")
         if topology[i, 0] >= 0:
             subtree_mass[topology[i, 0]] += subtree_mass[i]
+
+
+def _check_mass_matrix_is_regular(model, joints):
+    """Factorise H at the zero pose: a non-positive pivot means the joint's subtree has no
+    inertia about its axis (e.g. point masses on the axis), and forward dynamics would fail."""
+    from .api import crba
+    from .ltdl import ltdl
+    H = crba(model, np.zeros(model.nq))
+    scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
+    pivot = ltdl(model.topology, H)
+    if pivot < 0:
+        pivots = np.diag(H)
+        pivot = int(np.argmin(pivots)) if np.min(pivots) <= 1e-12 * scale else -1
+    if pivot >= 0:
+        raise ModelError(f"joint {joints[pivot].name!r} moves a subtree with no inertia about its "
+                         "axis (e.g. point masses on the axis): the mass matrix H is singular")
 
 
 def _joint_properties(joints) -> dict:
