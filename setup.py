@@ -44,7 +44,7 @@ setup(
         'console_scripts': [
             'rbd_controller = rbd_control.ros.controller_node:main',
             'rbd_mujoco_sim = rbd_control.sim.ros_node:main',
-            'rbd_bringup = rbd_control.ros.bringup:main',
+            'rbd_bringup = rbd_control.bringup:main',
         ],
     },
 )

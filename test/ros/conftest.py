@@ -106,14 +106,15 @@ def ros_node(ros_env):
 
 
 class NodeProcess:
-    """A node started with `python -m module`, its output in a log file."""
+    """A Python process (`python -m module` or `python script.py`), output in a log file."""
 
-    def __init__(self, module, env, log_path, ros_args):
-        self.module = module
+    def __init__(self, target, args, env, log_path):
+        self.module = target
         self.log_path = log_path
         self._log = open(log_path, 'w')
+        launcher = [str(target)] if str(target).endswith('.py') else ['-m', target]
         self.process = subprocess.Popen(
-            [sys.executable, '-m', module, '--ros-args', *ros_args],
+            [sys.executable, *launcher, *args],
             env=env, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT)
 
     @property
@@ -159,18 +160,23 @@ def write_parameter_file(path, node_name, parameters):
 
 @pytest.fixture
 def spawn_node(ros_env, tmp_path):
-    """spawn_node(module, parameters={}, node_name='rbd_controller', ros_args=()) -> NodeProcess"""
+    """spawn_node(target, parameters=None, node_name='rbd_controller', ros_args=(), args=())
+
+    target: a module (run with -m) or a path to a .py script. `parameters` go to a
+    --params-file for `node_name`; `args` come before --ros-args."""
     started = []
 
-    def spawn(module, parameters=None, node_name='rbd_controller', ros_args=(), env=None):
+    def spawn(target, parameters=None, node_name='rbd_controller', ros_args=(), args=(),
+              env=None):
         index = len(started)
-        args = list(ros_args)
+        ros_args = list(ros_args)
         if parameters:
             params_file = write_parameter_file(
                 tmp_path / f'{node_name}_{index}.yaml', node_name, parameters)
-            args += ['--params-file', str(params_file)]
-        process = NodeProcess(module, {**ros_env, **(env or {})},
-                              tmp_path / f'{node_name}_{index}.log', args)
+            ros_args += ['--params-file', str(params_file)]
+        argv = list(args) + (['--ros-args', *ros_args] if ros_args else [])
+        process = NodeProcess(target, argv, {**ros_env, **(env or {})},
+                              tmp_path / f'{node_name}_{index}.log')
         started.append(process)
         return process
 

@@ -101,6 +101,16 @@ def test_our_executables_exist_as_console_scripts(launch_file):
         assert (REPO / module).is_file(), f'{executable} -> {module} does not exist'
 
 
+def test_every_console_script_points_at_a_main_function():
+    scripts = entry_points()
+    assert set(scripts) == {'rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup'}
+    for script, module in scripts.items():
+        source = REPO / (module.replace('.', '/') + '.py')
+        assert source.is_file(), f'{script} -> {source} does not exist'
+        tree = ast.parse(source.read_text())
+        assert 'main' in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, script
+
+
 def test_arm_launch_passes_only_declared_parameters_to_rbd_controller():
     tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
     declared = set(params.static_descriptors()) | {'use_sim_time'}
