@@ -168,3 +168,42 @@ def test_setup_cfg_puts_scripts_where_ros2_run_looks():
     config.read(REPO / 'setup.cfg')
     assert config['develop']['script_dir'] == '$base/lib/rbd_control'
     assert config['install']['install_scripts'] == '$base/lib/rbd_control'
+
+
+def exec_depends():
+    import xml.etree.ElementTree as ElementTree
+    root = ElementTree.parse(REPO / 'package.xml').getroot()
+    return {e.text for e in root.iter('exec_depend')}
+
+
+@pytest.mark.parametrize('launch_file', LAUNCH_FILES, ids=lambda p: p.name)
+def test_every_ros_package_a_launch_file_uses_is_an_exec_depend(launch_file):
+    tree = ast.parse(launch_file.read_text())
+    constants = module_constants(tree)
+    used = {literal_or_constant(call.get('package'), constants) for call in node_calls(tree)}
+    used |= {node.args[0].value for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and getattr(node.func, 'id', '') ==
+             'get_package_share_directory' and isinstance(node.args[0], ast.Constant)}
+    used |= {alias.name.split('.')[0] for node in ast.walk(tree)
+             if isinstance(node, (ast.Import, ast.ImportFrom))
+             for alias in ([ast.alias(node.module)] if isinstance(node, ast.ImportFrom)
+                           else node.names)}
+    used -= {'rbd_control', 'os', None}
+    assert used, 'expected the launch file to use ROS packages'
+    missing = used - exec_depends()
+    assert not missing, f'{launch_file.name} uses {missing}, not declared in package.xml'
+
+
+def test_every_ros_package_the_nodes_import_is_an_exec_depend():
+    imported = set()
+    for source in list((REPO / 'rbd_control' / 'ros').glob('*.py')) + \
+            [REPO / 'rbd_control' / 'sim' / 'ros_node.py']:
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module.split('.')[0])
+            elif isinstance(node, ast.Import):
+                imported |= {alias.name.split('.')[0] for alias in node.names}
+    ros_packages = {name for name in imported
+                    if name == 'rclpy' or name.endswith(('_msgs', '_interfaces'))}
+    assert 'rclpy' in ros_packages
+    assert ros_packages <= exec_depends(), ros_packages - exec_depends()
