@@ -39,12 +39,10 @@ def rnea(model, q, qd, qdd, f_ext=None, data=None):
     fext = _fext(model, data, f_ext)
     tau = np.empty(model.nq)
     try:
-        status = rnea_kernel(model.topology, model.bodies, model.gravity, data.ws, q, qd, qdd,
-                             fext, tau)
+        status = rnea_kernel(q, qd, qdd, fext, tau, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, qdd = _vectors(model, STATE, q, qd, qdd)
-        status = rnea_kernel(model.topology, model.bodies, model.gravity, data.ws, q, qd, qdd,
-                             fext, tau)
+        status = rnea_kernel(q, qd, qdd, fext, tau, *data.kernel_args)
     if status:
         raise_for_status(status, STATE, model.nq)
     return tau
@@ -68,10 +66,10 @@ def gravity(model, q, data=None):
     data = model._data if data is None else data
     tau = np.empty(model.nq)
     try:
-        status = gravity_kernel(model.topology, model.bodies, model.gravity, data.ws, q, tau)
+        status = gravity_kernel(q, tau, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q = as_vector(q, "q", model.nq)
-        status = gravity_kernel(model.topology, model.bodies, model.gravity, data.ws, q, tau)
+        status = gravity_kernel(q, tau, *data.kernel_args)
     if status:
         raise_for_status(status, STATE, model.nq)
     return tau
@@ -82,10 +80,10 @@ def crba(model, q, data=None):
     data = model._data if data is None else data
     H = np.empty((model.nq, model.nq))
     try:
-        status = crba_kernel(model.topology, model.bodies, data.ws, q, H)
+        status = crba_kernel(q, H, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q = as_vector(q, "q", model.nq)
-        status = crba_kernel(model.topology, model.bodies, data.ws, q, H)
+        status = crba_kernel(q, H, *data.kernel_args)
     if status:
         raise_for_status(status, STATE, model.nq)
     return H
@@ -97,12 +95,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
     fext = _fext(model, data, f_ext)
     qdd = np.empty(model.nq)
     try:
-        status = forward_dynamics_kernel(model.topology, model.bodies, model.gravity, data.ws,
-                                         data.H, q, qd, tau, fext, qdd)
+        status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, tau = _vectors(model, FD_STATE, q, qd, tau)
-        status = forward_dynamics_kernel(model.topology, model.bodies, model.gravity, data.ws,
-                                         data.H, q, qd, tau, fext, qdd)
+        status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
     if status == SINGULAR:
         raise InputError("the mass matrix H(q) is singular at this q")
     if status:
@@ -115,7 +111,7 @@ def coriolis_matrix(model, q, qd, data=None):
     data = model._data if data is None else data
     q, qd = _vectors(model, STATE, q, qd)
     C = np.empty((model.nq, model.nq))
-    coriolis_into(model.topology, model.bodies, data.ws, q, qd, C)
+    coriolis_into(model._topology, model._bodies, data.ws, q, qd, C)
     return C
 
 
@@ -127,8 +123,7 @@ def rnea_batch(model, Q, QD, QDD, data=None):
         raise InputError(f"Q, QD, QDD must have the same shape, got {Q.shape}, {QD.shape}, "
                          f"{QDD.shape}")
     TAU = np.empty_like(Q)
-    rnea_batch_kernel(model.topology, model.bodies, model.gravity, data.ws, Q, QD, QDD,
-                      data.no_fext, TAU)
+    rnea_batch_kernel(Q, QD, QDD, data.no_fext, TAU, *data.kernel_args)
     return TAU
 
 
@@ -137,7 +132,7 @@ def gravity_batch(model, Q, data=None):
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
     G = np.empty_like(Q)
-    gravity_batch_kernel(model.topology, model.bodies, model.gravity, data.ws, Q, G)
+    gravity_batch_kernel(Q, G, *data.kernel_args)
     return G
 
 
@@ -146,5 +141,5 @@ def crba_batch(model, Q, data=None):
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
     H = np.empty((Q.shape[0], model.nq, model.nq))
-    crba_batch_kernel(model.topology, model.bodies, data.ws, Q, H)
+    crba_batch_kernel(Q, H, *data.kernel_args)
     return H

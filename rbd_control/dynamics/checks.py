@@ -14,10 +14,10 @@ from .spatial import jit
 WRONG_LENGTH = 1
 NOT_FINITE = 2
 
-# numba signature pieces: model arrays are read-only (the Model is immutable)
-MODEL_INTS = types.Array(types.int64, 2, "C", readonly=True)
-MODEL_BODIES = types.Array(types.float64, 3, "C", readonly=True)
-MODEL_VECTOR = types.Array(types.float64, 1, "C", readonly=True)
+# numba signature pieces (kernels receive the Model's private writable aliases)
+MODEL_INTS = types.int64[:, ::1]
+MODEL_BODIES = types.float64[:, :, ::1]
+MODEL_VECTOR = types.float64[::1]
 VECTOR = types.float64[::1]
 MATRIX = types.float64[:, ::1]
 TENSOR = types.float64[:, :, ::1]

@@ -7,7 +7,7 @@ so the cost is O(n * depth).
 """
 from numba import int64
 
-from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, TENSOR, VECTOR, vector_status
+from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR, vector_status
 from .jcalc import joint_transforms, subspace_dot
 from .model import AXIS, COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, REVOLUTE, X_E, X_R
 from .spatial import (accumulate, compiled, cross, inertia_back, jit, mat, put, put_mat,
@@ -63,8 +63,8 @@ def crba_into(topology, bodies, ws, q, H):
     crba_from_transforms(topology, bodies, ws, H)
 
 
-@compiled(int64(MODEL_INTS, MODEL_BODIES, TENSOR, VECTOR, MATRIX))
-def crba_kernel(topology, bodies, ws, q, H):
+@compiled(int64(VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR))
+def crba_kernel(q, H, topology, bodies, gravity, ws):
     status = vector_status(q, topology.shape[0], 1)
     if status == 0:
         crba_into(topology, bodies, ws, q, H)

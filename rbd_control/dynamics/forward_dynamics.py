@@ -13,9 +13,9 @@ from .spatial import compiled
 SINGULAR = -1
 
 
-@compiled(int64(MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR, MATRIX, VECTOR, VECTOR, VECTOR,
-                TENSOR, VECTOR))
-def forward_dynamics_kernel(topology, bodies, gravity, ws, H, q, qd, tau, fext, qdd):
+@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES,
+                MODEL_VECTOR, TENSOR))
+def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, bodies, gravity, ws):
     status = state_status(topology.shape[0], q, qd, tau)
     if status != 0:
         return status

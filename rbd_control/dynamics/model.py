@@ -66,9 +66,15 @@ class Model:
     _data: "Data" = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        for value in vars(self).values():
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
+        # Kernels get writable aliases (numba types read-only arrays apart and takes a slower
+        # path for them, ~30 ns each); what users see is read-only.
+        for name in ("topology", "bodies", "gravity"):
+            object.__setattr__(self, "_" + name, np.ascontiguousarray(getattr(self, name)))
+        for name, value in list(vars(self).items()):
+            if isinstance(value, np.ndarray) and not name.startswith("_"):
+                view = value.view()
+                view.flags.writeable = False
+                object.__setattr__(self, name, view)
         # The default workspace of the functional API; pass your own Data per thread.
         object.__setattr__(self, "_data", Data(self))
 
@@ -105,3 +111,6 @@ class Data:
         self.ws = np.zeros((nb, WS_ROWS, 3))
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
         self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
+        # Every kernel ends with these arguments; one tuple spares the wrappers four
+        # attribute look-ups per call.
+        self.kernel_args = (model._topology, model._bodies, model._gravity, self.ws)

@@ -86,9 +86,9 @@ def rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, tau):
     inward_pass(topology, bodies, ws, tau)
 
 
-@compiled(int64(MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR, VECTOR, VECTOR, VECTOR, TENSOR,
-                VECTOR))
-def rnea_kernel(topology, bodies, gravity, ws, q, qd, qdd, fext, tau):
+@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR,
+                TENSOR))
+def rnea_kernel(q, qd, qdd, fext, tau, topology, bodies, gravity, ws):
     status = state_status(topology.shape[0], q, qd, qdd)
     if status == 0:
         rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, tau)
