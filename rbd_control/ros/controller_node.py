@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 import rclpy
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -44,6 +45,11 @@ ROBOT_DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # Gain parameter -> the field of the core's Gains / ControllerConfig it sets.
 GAIN_FIELD_TO_CORE = {'p': 'kp', 'd': 'kd', 'i': 'ki', 'i_clamp': 'i_clamp'}
+# After the executor hands over one joint state, take at most this many more that are
+# already queued: under a backlog each rclpy executor round trip (rebuilding its wait
+# set) costs more than the control step, so draining the queue directly lets a busy
+# node catch up; the cap keeps the watchdog timer and parameter services responsive.
+MAX_STATES_PER_WAKEUP = 50
 # Repeated per-message warnings at 1 kHz would drown the log.
 WARN_PERIOD_S = 2.0
 
@@ -77,8 +83,11 @@ class ControllerNode(Node):
         self._tuning_pubs = {}
         self._tuning_msgs = {}          # one reused JointState per tuning topic
         if self._value('publish_tuning'):
+            # Without rclpy's default QoS-event handlers: each one is another entry in
+            # the wait set the executor rebuilds for every joint state.
+            quiet = PublisherEventCallbacks(use_default_callbacks=False)
             self._tuning_pubs = {
-                topic: self.create_publisher(JointState, f'~/{topic}', 10)
+                topic: self.create_publisher(JointState, f'~/{topic}', 10, event_callbacks=quiet)
                 for topic in ('desired', 'actual', 'error', 'feedforward', 'feedback')}
 
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -89,7 +98,8 @@ class ControllerNode(Node):
             self._load_description(description, 'the robot_description parameter')
         self.create_subscription(
             String, 'robot_description', self._on_robot_description, ROBOT_DESCRIPTION_QOS)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
+        self._joint_state_sub = self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.create_subscription(
             JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_timer(self._watchdog_period(), self._on_watchdog)
@@ -188,6 +198,13 @@ class ControllerNode(Node):
         return reason
 
     def _apply_parameters(self, parameters):
+        try:
+            self._apply_accepted(parameters)
+        except Exception as error:   # validated already; never let the service thread die
+            self.get_logger().error(
+                f'could not apply {[p.name for p in parameters]}: {type(error).__name__}: {error}')
+
+    def _apply_accepted(self, parameters):
         gains_changed = False
         for parameter in parameters:
             if parameter.name == 'mode' and self._controller is not None:
@@ -279,6 +296,21 @@ class ControllerNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_joint_state(self, msg):
+        self._answer_joint_state(msg)
+        for _ in range(MAX_STATES_PER_WAKEUP):
+            queued = self._take_queued_joint_state()
+            if queued is None:
+                return
+            self._answer_joint_state(queued)
+
+    def _take_queued_joint_state(self):
+        """The next joint state already in the subscription's queue, or None."""
+        handle = self._joint_state_sub.handle
+        with handle:
+            taken = handle.take_message(JointState, False)
+        return None if taken is None else taken[0]
+
+    def _answer_joint_state(self, msg):
         if self._controller is None:
             return
         names, q, qd = joint_state_arrays(msg)
@@ -300,7 +332,12 @@ class ControllerNode(Node):
     def _on_watchdog(self):
         if self._controller is None or not self._state_seen:
             return
-        command = self._controller.check_watchdog(self._now())
+        try:
+            command = self._controller.check_watchdog(self._now())
+        except Exception as error:
+            self.get_logger().error(f'watchdog failed: {type(error).__name__}: {error}',
+                                    throttle_duration_sec=WARN_PERIOD_S)
+            return
         if command is not None:
             self._publish_command(command)
 
