@@ -116,10 +116,21 @@ def main():
     rclpy.init()
     node = rclpy.create_node('bench_latency')
     received = []
-    node.create_subscription(
-        Float64MultiArray, '/effort_controller/commands',
-        lambda _msg: received.append(time.monotonic_ns()),
-        QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+
+    def on_command(_msg):
+        # Stamp this one and any already queued (as the node does): a Python executor
+        # round trip per message would make this process the bottleneck.
+        received.append(time.monotonic_ns())
+        while True:
+            with commands.handle:
+                taken = commands.handle.take_message(Float64MultiArray, False)
+            if taken is None:
+                return
+            received.append(time.monotonic_ns())
+
+    commands = node.create_subscription(
+        Float64MultiArray, '/effort_controller/commands', on_command,
+        QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE))
     times_file = workdir / 'sent.npy'
     publisher = subprocess.Popen(
         [sys.executable, __file__, '--publisher', str(times_file), '--rate', str(args.rate),
