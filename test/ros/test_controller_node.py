@@ -148,6 +148,23 @@ def test_without_joints_parameter_all_urdf_joints_are_controlled_in_urdf_order(
 
 # ---------------------------------------------------------------------- parameters
 
+def test_shipped_config_file_runs_the_default_arm(spawn_node, ros_node):
+    """config/arm_controller.yaml as arm.launch.py passes it: every value has the type
+    the node declared (a YAML int for a double parameter would stop the node)."""
+    import yaml
+    config_file = Path(__file__).resolve().parents[2] / 'config' / 'arm_controller.yaml'
+    config = yaml.safe_load(config_file.read_text())['/**']['ros__parameters']
+    process = spawn_node(MODULE, {'robot_description': URDF},
+                         ros_args=['--params-file', str(config_file)])
+    process.wait_for_log("model 'rbd_arm'", timeout=30)
+    rig = Rig(ros_node, process)
+    oracle = core(config['mode'], joints=config['joints'], state_timeout=config['state_timeout'])
+    rng = np.random.default_rng(16)
+    msg = shuffled_state(rng, ALL_JOINTS, *random_state(rng))
+    expected = oracle.update(0.0, msg.name, msg.position, msg.velocity).tau
+    assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
+
+
 def test_runtime_mode_gain_and_gravity_changes_take_effect(spawn_node, ros_node):
     rig = start(spawn_node, ros_node, mode='gravity_compensation', joints=JOINTS)
     oracle = core('gravity_compensation')
