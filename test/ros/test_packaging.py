@@ -1,5 +1,6 @@
 """A non-editable install must put what `ros2 launch` and ament look up into share/:
 checked on the wheel pip builds from this tree (the same files `pip install .` places)."""
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,8 +11,13 @@ DATA = 'rbd_control-0.1.0.data/data/'
 
 
 def build_wheel(out_dir):
+    # setuptools builds in the source tree (build/, *.egg-info): use a copy of it.
+    source = Path(out_dir) / 'source'
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        '.git', 'build', '*.egg-info', '__pycache__', '.hypothesis', '.pytest_cache',
+        '.venv', 'demo_output'))
     subprocess.run(
-        [sys.executable, '-m', 'pip', 'wheel', '--no-deps', '-q', '-w', str(out_dir), str(REPO)],
+        [sys.executable, '-m', 'pip', 'wheel', '--no-deps', '-q', '-w', str(out_dir), str(source)],
         check=True, capture_output=True, text=True, timeout=300)
     wheels = list(Path(out_dir).glob('rbd_control-*.whl'))
     assert len(wheels) == 1
