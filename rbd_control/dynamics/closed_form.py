@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
+from .external import external_forces_array
 from .model import AXIS, COM_MOMENT, IBAR, MASS, PRISMATIC, XTREE_E, XTREE_R
 
 
@@ -207,21 +208,12 @@ def closed_form_terms(model, q, qd):
 
 
 def external_torques(model, K: Kinematics, f_ext) -> np.ndarray:
-    """sum_k J_k^T f_k for world wrenches [n; f] about the world origin."""
+    """sum_k J_k^T f_k for world wrenches [n; f] about the world origin (validated and summed
+    per body by the same parser rnea uses; the projection below is this module's own)."""
     tau = np.zeros(model.nq)
-    for link, wrench in (f_ext or {}).items():
-        if link not in model.link_body:
-            raise InputError(f"f_ext names unknown link {link!r}")
-        try:
-            n_f = np.asarray(wrench, dtype=np.float64).reshape(2, 3)
-        except (TypeError, ValueError):
-            raise InputError(f"f_ext[{link!r}] must be 6 numbers [moment; force]") from None
-        if not np.all(np.isfinite(n_f)):
-            raise InputError(f"f_ext[{link!r}] contains NaN or inf")
-        body = model.link_body[link]
-        if body < 0:
-            continue                         # a link on the fixed base moves nothing
-        moment, force = n_f
+    if not f_ext:
+        return tau
+    for body, (moment, force) in enumerate(external_forces_array(model, f_ext)):
         for j in K.path[body]:
             tau[j] += (K.xi[j] * K.z[j] @ (moment - np.cross(K.p[j], force))
                        + (1.0 - K.xi[j]) * K.z[j] @ force)
