@@ -12,7 +12,23 @@ Topics
   out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
-                                 sensor_msgs/JointState, for PlotJuggler / rqt_plot
+                                 sensor_msgs/JointState in `joints` order, stamped with
+                                 the state's stamp: desired q/qd; actual q/qd + commanded
+                                 effort; error q/qd; feedforward and feedback efforts
+                                 (before clamping). JointState rather than
+                                 Float64MultiArray because it names every value, so
+                                 PlotJuggler labels curves by joint and aligns topics by
+                                 stamp; rqt_plot reads /rbd_controller/error/position[1].
+
+Parameters (rbd_control/ros/parameters.py has the descriptors and the checks)
+  mode                 gravity_compensation | feedforward_pd | computed_torque  (runtime)
+  gains.<joint>.{p,d,i,i_clamp}   unset: the core's model-derived default     (runtime)
+  gravity              [x, y, z] override, empty: the model's                 (runtime)
+  robot_description    URDF; empty: the topic                                 (runtime)
+  joints, state_timeout, safe_action (hold | zero), effort_scale (0, 1], damping,
+  command_topic, allow_partial_joints_goal, publish_tuning                    (start-up)
+Before the first joint state nothing is published; after it, the watchdog publishes
+the core's safe command while states are missing for longer than state_timeout.
 """
 import sys
 
