@@ -159,6 +159,8 @@ def main():
         rclpy.shutdown()
 
     sent = np.load(times_file)
+    np.save(workdir / 'received.npy', np.array(received, dtype=np.int64))
+    print(f'raw times (ns, CLOCK_MONOTONIC): {workdir}/sent.npy, {workdir}/received.npy')
     report(args, sent, np.array(received, dtype=np.int64),
            (cpu_end - cpu_start) / (wall_end - wall_start))
 
