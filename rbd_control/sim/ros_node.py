@@ -17,6 +17,11 @@ Two pacing modes:
              depends only on the commands, not on scheduling (tests, benchmarks). If no
              command comes for `lockstep_kick_period` wall seconds, the current state is
              published again so a late-starting or restarted controller can join.
+             Lockstep assumes one command per state: a second publisher of commands (or a
+             controller whose watchdog sends commands of its own on the wall clock) adds
+             steps, and a re-published state answered twice leaves two state/command
+             pairs circulating, i.e. one extra step of delay. Use it with a controller on
+             sim time (its watchdog then waits for /clock) and nothing else commanding.
 
 With wait_for_first_command (default), real time also starts only when the first effort
 command arrives: until then the arm is frozen at its initial pose and its state is
@@ -55,6 +60,11 @@ class MujocoSimNode(Node):
         p = self._parameter
         self._lockstep = p("lockstep")
         self._running = self._lockstep or not p("wait_for_first_command")
+        # Lockstep bookkeeping, see _on_command: a (re-)published state may reach the
+        # controller more than once; answers are absorbed until one fresh state is out.
+        self._resync = True
+        self._absorbing = False
+        self.absorbed_commands = 0
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
@@ -66,6 +76,8 @@ class MujocoSimNode(Node):
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)
+        self._resync_timer = self.create_timer(p("lockstep_resync_window"), self._end_resync)
+        self._resync_timer.cancel()
         if not self._lockstep:
             self.create_timer(p("timestep") / p("real_time_factor"), self._tick_real_time)
 
@@ -78,7 +90,8 @@ class MujocoSimNode(Node):
             ("initial_positions", [0.0], "start pose, one value per entry of `joints`"),
             ("timestep", 0.001, "physics step, seconds"),
             ("lockstep", False, "one physics step per command instead of real time"),
-            ("lockstep_kick_period", 0.1, "lockstep: re-publish the state after this wall time"),
+            ("lockstep_kick_period", 0.5, "re-publish an unanswered state after this wall time"),
+            ("lockstep_resync_window", 0.1, "lockstep: absorb duplicate answers this long"),
             ("real_time_factor", 1.0, "real time: sim seconds per wall second"),
             ("wait_for_first_command", True, "real time: hold physics until a command arrives"),
             ("joint_damping", True, "apply URDF <dynamics damping friction>"),
@@ -132,7 +145,8 @@ class MujocoSimNode(Node):
         except (ValueError, KeyError) as exc:
             self.get_logger().error(f"robot_description from {source} refused, keeping the last model: {exc}")
             return
-        if self._sim is not None:
+        first_model = self._sim is None
+        if not first_model:
             sim.data.time = self._sim.time  # /clock must never run backwards
             self._sim_start, self._wall_start = sim.time, time.monotonic()
         self._sim, self._urdf = sim, urdf
@@ -141,7 +155,11 @@ class MujocoSimNode(Node):
             f"model from {source}: {len(sim.joint_names)} joints, commands for "
             f"{list(sim.commanded_joints)}, {'lockstep' if self._lockstep else 'real time'}"
         )
-        self._publish_state()
+        if first_model:
+            self._publish_state()
+        # Otherwise the loop is running: in lockstep the answer in flight steps the new
+        # model, and an extra state now would put a second state/command pair in flight
+        # for good (every later step would then use a command one state old).
 
     def _initial_pose(self, sim: Simulator) -> dict[str, float]:
         values = self._parameter("initial_positions")
@@ -159,28 +177,63 @@ class MujocoSimNode(Node):
     def _on_command(self, msg: Float64MultiArray) -> None:
         if self._sim is None:
             return
+        if self._lockstep:
+            self._on_lockstep_command(msg)
+            return
+        self._apply(msg)
+        if not self._running:  # the first command starts the clock
+            self._running = True
+            self._sim_start, self._wall_start = self._sim.time, time.monotonic()
+
+    def _on_lockstep_command(self, msg: Float64MultiArray) -> None:
+        """One step per answer to the state in flight — exactly one state in flight.
+
+        Commands carry no stamp, so the simulator cannot tell which state a command
+        answers. A state published more than once (at start-up, before the controller
+        spins, it may queue several copies; or a kick after a stall) would be answered
+        more than once, and every extra answer would keep an extra state/command pair
+        circulating for good: each step then uses a command computed one state earlier.
+        So after such a state, the first answer opens a short window in which further
+        answers are dropped, and the loop restarts from one fresh state.
+        """
         now = time.monotonic()
+        if self._absorbing:
+            self.absorbed_commands += 1
+            return
+        if self._resync:
+            self._resync, self._absorbing = False, True
+            self._resync_timer.reset()
+            return
+        self._apply(msg)
+        if self._latency_pub is not None and self._state_sent_at is not None:
+            self._latency_pub.publish(Float64(data=now - self._state_sent_at))
+        self._sim.step()
+        self._publish_state()
+
+    def _end_resync(self) -> None:
+        self._resync_timer.cancel()
+        self._absorbing = False
+        self.get_logger().info(
+            f"lockstep loop (re)started at sim t = {self._sim.time:.3f} s; "
+            f"{self.absorbed_commands} duplicate answers dropped so far"
+        )
+        if self._sim is not None:
+            self._publish_state()  # the one state in flight from now on
+
+    def _apply(self, msg: Float64MultiArray) -> None:
         if not self._sim.set_command(msg.data):
             self.get_logger().warn(
                 f"effort command refused (need {len(self._sim.commanded_joints)} finite values, "
                 f"got {len(msg.data)}); keeping the previous one",
                 throttle_duration_sec=1.0,
             )
-        if not self._lockstep:
-            if not self._running:  # the first command starts the clock
-                self._running = True
-                self._sim_start, self._wall_start = self._sim.time, now
-            return
-        if self._latency_pub is not None and self._state_sent_at is not None:
-            self._latency_pub.publish(Float64(data=now - self._state_sent_at))
-        self._sim.step()
-        self._publish_state()
 
     def _kick(self) -> None:
         """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
-        if self._sim is None or (self._running and not self._lockstep):
+        if self._sim is None or self._absorbing or (self._running and not self._lockstep):
             return
         if time.monotonic() - self._last_sent() > self._parameter("lockstep_kick_period"):
+            self._resync = True
             self._publish_state()
 
     def _tick_real_time(self) -> None:
