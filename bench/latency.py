@@ -38,6 +38,24 @@ def parse_args():
 
 # --------------------------------------------------------------------- publisher process
 
+def handshake(node, publisher, names, ready_flag):
+    """Probe until the controller answers (only then has it matched this publisher;
+    states sent before are lost), flag `ready`, give the receiver a second to reset."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    answers = []
+    node.create_subscription(Float64MultiArray, '/effort_controller/commands', answers.append, 10)
+    probe = JointState(name=names)
+    probe.position = [0.0] * len(names)
+    probe.velocity = [0.0] * len(names)
+    while not answers:
+        publisher.publish(probe)
+        rclpy.spin_once(node, timeout_sec=0.05)
+    ready_flag.touch()
+    time.sleep(1.0)
+
+
 def run_publisher(args):
     """Publish states; write the send times (ns) to args.publisher."""
     import rclpy
@@ -48,9 +66,7 @@ def run_publisher(args):
     node = rclpy.create_node('bench_state_publisher')
     publisher = node.create_publisher(
         JointState, 'joint_states', QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
-    while publisher.get_subscription_count() < 1:
-        time.sleep(0.01)
-    time.sleep(0.5)
+    handshake(node, publisher, args.names, Path(args.publisher).with_name('ready'))
     count = int(args.rate * args.duration)
     sent = np.zeros(count, dtype=np.int64)
     msg = JointState()
@@ -67,7 +83,7 @@ def run_publisher(args):
         sent[k] = time.monotonic_ns()
         publisher.publish(msg)
     np.save(args.publisher, sent)
-    time.sleep(0.5)
+    time.sleep(2.0)     # a writer that leaves takes its undelivered samples with it
     node.destroy_node()
     rclpy.shutdown()
 
@@ -140,13 +156,20 @@ def main():
     executor.add_node(node)
     cpu_start = wall_start = None
     try:
+        while not (workdir / 'ready').exists():       # the publisher's handshake
+            executor.spin_once(timeout_sec=0.01)
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.01)
+        received.clear()                              # answers to its probes
         while publisher.poll() is None:
             executor.spin_once(timeout_sec=0.01)
             if received and cpu_start is None:   # the stream has reached the node
                 cpu_start, wall_start = cpu_seconds(controller.pid), time.monotonic()
         cpu_end, wall_end = cpu_seconds(controller.pid), time.monotonic()
-        end = time.monotonic() + 2.0
-        while time.monotonic() < end:
+        expected = int(args.rate * args.duration)
+        end = time.monotonic() + 10.0                 # a backlog may still be draining
+        while len(received) < expected and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
     finally:
         controller.send_signal(2)

@@ -5,6 +5,12 @@
 Waits until `--subscribers` subscribers are matched, then publishes for `duration`
 seconds on an absolute schedule (a late tick is sent at once, not skipped), with
 positions that change every message. Prints `sent <N>` and exits.
+
+With --handshake-topic T: first publishes a probe state every 50 ms until a message
+arrives on T (a Float64MultiArray answer), which proves the subscriber has matched us
+back - a publisher counts a subscriber before that, and states sent meanwhile are lost.
+Then prints `ready`, waits --ready-pause seconds (for the caller to take note) and
+streams.
 """
 import argparse
 import math
@@ -13,6 +19,7 @@ import time
 import rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 
 
 def parse_args():
@@ -22,7 +29,28 @@ def parse_args():
     parser.add_argument('--names', nargs='+', required=True)
     parser.add_argument('--topic', default='joint_states')
     parser.add_argument('--subscribers', type=int, default=1)
+    parser.add_argument('--handshake-topic')
+    parser.add_argument('--ready-pause', type=float, default=1.0)
     return parser.parse_args()
+
+
+def handshake(node, publisher, args):
+    answers = []
+    node.create_subscription(Float64MultiArray, args.handshake_topic, answers.append, 10)
+    probe = JointState(name=args.names)
+    probe.position = [0.0] * len(args.names)
+    probe.velocity = [0.0] * len(args.names)
+    deadline = time.monotonic() + 20.0
+    while not answers:
+        if time.monotonic() > deadline:
+            raise SystemExit('no answer to the probe state')
+        publisher.publish(probe)
+        rclpy.spin_once(node, timeout_sec=0.05)
+    end = time.monotonic() + 0.3           # answers to probes still in flight
+    while time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    print('ready', flush=True)
+    time.sleep(args.ready_pause)
 
 
 def main():
@@ -38,7 +66,10 @@ def main():
         if time.monotonic() > deadline:
             raise SystemExit('no subscriber matched')
         time.sleep(0.01)
-    time.sleep(0.2)     # discovery is two-way; give the other side time to match us too
+    if args.handshake_topic:
+        handshake(node, publisher, args)
+    else:
+        time.sleep(0.2)     # discovery is two-way; give the other side time to match us
 
     count = int(args.rate * args.duration)
     period = 1.0 / args.rate
@@ -55,7 +86,7 @@ def main():
         msg.velocity = [0.3 * math.cos(phase + i) for i in range(len(args.names))]
         publisher.publish(msg)
     print(f'sent {count}', flush=True)
-    time.sleep(0.5)     # let reliable delivery finish before the participant goes away
+    time.sleep(2.0)     # a writer that leaves takes its undelivered samples with it
     node.destroy_node()
     rclpy.shutdown()
 

@@ -466,15 +466,23 @@ def test_every_state_of_a_1khz_stream_from_another_process_is_answered(
     stream = spawn_node(
         STREAM_SCRIPT, node_name='state_stream',
         args=['--rate', '1000', '--duration', str(duration), '--names', *reversed(ALL_JOINTS),
-              'extra_joint', '--subscribers', '1'])
+              'extra_joint', '--handshake-topic', COMMANDS, '--ready-pause', '1.0'])
+
+    def stream_ready():
+        ros_node.spin_for(0.05)
+        return 'ready' in stream.log()
+    ros_node.wait_for(stream_ready, 30, 'the stream to be matched')
+    ros_node.spin_for(0.3)          # answers to its probes; the stream starts after 1 s
+    before = len(rig.commands)
     # keep spinning meanwhile: the commands must be taken as they come
     ros_node.wait_for(lambda: not stream.alive(), duration + 30, 'the end of the stream')
     sent = int(stream.log().split('sent ')[1].split()[0])
     assert sent == int(1000 * duration)
     end = time.monotonic() + 15.0
-    while len(rig.commands) < sent and time.monotonic() < end:
+    while len(rig.commands) - before < sent and time.monotonic() < end:
         ros_node.spin_for(0.05)
     ros_node.spin_for(0.3)
-    assert len(rig.commands) == sent, f'{sent} states, {len(rig.commands)} commands'
+    answered = len(rig.commands) - before
+    assert answered == sent, f'{sent} states, {answered} commands'
     assert 'joint state ignored' not in rig.process.log()
     assert all(finite(c.data) for c in rig.commands[::97])
