@@ -63,9 +63,12 @@ class Model:
     damping: np.ndarray
     friction: np.ndarray
     link_body: dict = field(repr=False)   # link name -> body index (-1 for the fixed base)
+    nq: int = field(init=False)   # one coordinate per moving joint, so nv == nq
     _data: "Data" = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        # a stored attribute, not a property: every call reads it, and a property costs ~50 ns
+        object.__setattr__(self, "nq", len(self.joint_names))
         # Kernels get writable aliases (numba types read-only arrays apart and takes a slower
         # path for them, ~30 ns each); what users see is read-only.
         for name in ("topology", "bodies", "gravity"):
@@ -79,10 +82,8 @@ class Model:
         object.__setattr__(self, "_data", Data(self))
 
     @property
-    def nq(self) -> int:
-        return len(self.joint_names)
-
-    nv = nq
+    def nv(self) -> int:
+        return self.nq
 
     @property
     def parent(self) -> np.ndarray:

@@ -13,7 +13,7 @@ inertia about the frame origin, so I [w; v] = [Ibar w + h x v;  m v - h x w].
 """
 from numba import njit
 
-jit = njit(cache=True, nogil=True)
+jit = njit(cache=True, nogil=True, inline="always")
 
 ZERO = (0.0, 0.0, 0.0)
 
