@@ -22,6 +22,12 @@ _rbd_setup() {
     # shellcheck disable=SC1091
     source "$venv/bin/activate"
     source "$repo/scripts/ros_env.sh" "$venv" || return 1
+    # Compile the numba kernels once, into the on-disk cache of both copies a run imports: the
+    # installed one (the nodes' console scripts) and the checkout (pytest). A cold compile
+    # takes ~30 s; a node that had to do it at start-up would look dead to a test waiting on it.
+    echo "setup: compiling the dynamics kernels (cached after the first time)"
+    (cd / && "$venv/bin/python" -c "import rbd_control.dynamics") || return 1
+    (cd "$repo" && "$venv/bin/python" -c "import rbd_control.dynamics") || return 1
     # A random domain per session keeps parallel runs and other users' nodes apart.
     export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
     cd "$repo"
