@@ -9,5 +9,14 @@ from rbd_control.sim.mujoco_model import (
     build_mujoco_model,
     joint_index,
 )
+from rbd_control.sim.simulator import JointStateSample, Simulator
 
-__all__ = ["URDF_GRAVITY", "JointIndex", "Payload", "build_mujoco_model", "joint_index"]
+__all__ = [
+    "URDF_GRAVITY",
+    "JointIndex",
+    "JointStateSample",
+    "Payload",
+    "Simulator",
+    "build_mujoco_model",
+    "joint_index",
+]
