@@ -84,6 +84,7 @@ class ControllerNode(Node):
         self._joints = list(self._value('joints') or [])
         self._model = None              # what the controller uses (gravity override applied)
         self._urdf_model = None         # as parsed, to re-apply another gravity override
+        self._description = None        # the XML of the model in use
         self._controller = None
         self._effort_limit = None
         self._pending_model = None      # parsed in the set-callback, installed after it
@@ -226,7 +227,8 @@ class ControllerNode(Node):
             if parameter.name == 'mode' and self._controller is not None:
                 self._controller.set_mode(parameter.value, self._now())
             elif parameter.name == 'robot_description' and self._pending_model is not None:
-                self._install_model(self._pending_model, 'the robot_description parameter')
+                if self._install_model(self._pending_model, 'the robot_description parameter'):
+                    self._description = parameter.value
                 self._pending_model = None
             elif parameter.name == 'gravity' and self._urdf_model is not None:
                 self._install_model(self._urdf_model, 'a gravity change', list(parameter.value))
@@ -245,12 +247,17 @@ class ControllerNode(Node):
         self._load_description(msg.data, 'the robot_description topic')
 
     def _load_description(self, xml, source):
+        if self._model is not None and xml == self._description:
+            # e.g. robot_state_publisher restarted: reloading would drop the trajectory
+            self.get_logger().info(f'robot description from {source} unchanged')
+            return
         model, reason = self._parse_model(xml)
         if model is None:
             keeping = 'keeping the previous model' if self._model else 'no model yet, publishing nothing'
             self.get_logger().error(f'rejected robot description from {source}: {reason} ({keeping})')
             return
-        self._install_model(model, source)
+        if self._install_model(model, source):
+            self._description = xml
 
     def _parse_model(self, xml):
         """(model, None) for a usable description, else (None, reason)."""
@@ -278,7 +285,7 @@ class ControllerNode(Node):
                 self._controller.set_gains(**self._core_gains())  # set_model restores config gains
         except Exception as error:
             self.get_logger().error(f'cannot use the model from {source}: {error}')
-            return
+            return False
         self._model = model
         self._urdf_model = urdf_model
         index = [model.joint_names.index(j) for j in self._joints]
@@ -286,6 +293,7 @@ class ControllerNode(Node):
         self._fill_default_gains()
         self.get_logger().info(
             f'model {model.name!r} from {source}: controlling {len(self._joints)} joints')
+        return True
 
     def _create_controller(self, model):
         """The first usable model fixes the joints (all moving ones unless `joints` is set)."""

@@ -274,6 +274,10 @@ def test_new_description_reloads_and_bad_one_keeps_the_last_good_model(spawn_nod
     rig.handshake()
     light = rig.exchange(msg)
 
+    description.publish(String(data=URDF))      # the same again: kept, not reloaded
+    rig.process.wait_for_log('robot description from the robot_description topic unchanged', 30)
+    assert rig.process.log().count("model 'rbd_arm'") == 1
+
     heavy_model = load_urdf(heavier_urdf())
     description.publish(String(data=heavier_urdf()))
     ros_node.wait_for(lambda: rig.process.log().count("model 'rbd_arm'") >= 2, 30, 'the reload')
