@@ -174,8 +174,13 @@ def scaling_rows(sizes, repeats: int):
                                     for _ in range(repeats))
         pin_rnea = statistics.median(per_call_us(calls["rnea"][1], 16, number)
                                      for _ in range(repeats))
-        rows.append((n, rnea_us, rnea_us / n * 1e3, crba_us, crba_us / (n * n) * 1e3,
-                     rnea_us / pin_rnea))
+        # the same in one batched call: no per-call overhead, so the O(n) cost shows alone
+        Q = np.repeat(pair.q, 8, axis=0)
+        batch_us = statistics.median(
+            timeit.timeit(lambda: rbd.rnea_batch(pair.model, Q, Q, Q), number=number)
+            / (number * Q.shape[0]) * 1e6 for _ in range(repeats))
+        rows.append((n, rnea_us, rnea_us / n * 1e3, batch_us / n * 1e3, crba_us,
+                     crba_us / (n * n) * 1e3, rnea_us / pin_rnea))
     return rows
 
 
@@ -230,9 +235,9 @@ def main():
 
     sizes = (10, 25, 50, 100, 200)
     table("Chains: cost per DoF (rnea O(n)) and per DoF² (crba O(n·depth), depth = n)",
-          ("DoF", "rnea µs", "ns/DoF", "crba µs", "ns/DoF²", "rnea/pin"),
+          ("DoF", "rnea µs", "ns/DoF", "batch ns/DoF", "crba µs", "ns/DoF²", "rnea/pin"),
           scaling_rows(sizes, 3 if args.quick else 5),
-          [(5, ""), (8, ".2f"), (7, ".1f"), (8, ".2f"), (8, ".2f"), (8, ".2f")])
+          [(5, ""), (8, ".2f"), (7, ".1f"), (12, ".1f"), (8, ".2f"), (8, ".2f"), (8, ".2f")])
 
     cold, warm = startup_times()
     print(f"\nFresh process to first rnea (import + load Panda + call): "
