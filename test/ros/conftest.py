@@ -9,8 +9,10 @@ Reusable by any ROS test of the project (the simulator's too):
     spawn_node       start `python -m <module> --ros-args ...` with a parameter file;
                      every process is stopped (SIGINT, then SIGKILL) after the test.
 
-A SIGKILLed Fast DDS participant leaves /dev/shm/fastrtps_* segments behind;
-`remove_orphan_shm_segments` deletes those that no live process has open.
+A SIGKILLed Fast DDS participant leaves /dev/shm/fastrtps_* segments behind. Before
+killing, NodeProcess.stop notes the segments the process uses; afterwards it (and the
+session's end) deletes those of them no live process uses any more. Nothing else under
+/dev/shm is touched: other people's participants share this machine.
 """
 import os
 import random
@@ -50,7 +52,7 @@ def ros_env():
                  'RMW_IMPLEMENTATION'):
         os.environ[name] = env[name]
     yield env
-    remove_orphan_shm_segments()
+    remove_orphan_shm_segments(KILLED_PROCESS_SEGMENTS)
 
 
 class TestNode:
@@ -145,11 +147,16 @@ class NodeProcess:
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-                remove_orphan_shm_segments()
+                self.kill()
         self._log.close()
         return self.process.returncode
+
+    def kill(self):
+        """SIGKILL, then delete the shared-memory segments only this process used."""
+        KILLED_PROCESS_SEGMENTS.update(shm_segments_of(self.pid))
+        self.process.kill()
+        self.process.wait()
+        remove_orphan_shm_segments(KILLED_PROCESS_SEGMENTS)
 
 
 def write_parameter_file(path, node_name, parameters):
@@ -185,34 +192,56 @@ def spawn_node(ros_env, tmp_path):
         process.stop()
 
 
+# Fast DDS shared-memory files used by processes this session had to SIGKILL.
+KILLED_PROCESS_SEGMENTS = set()
+
+
+def _shm_paths(pid):
+    """Files under /dev/shm that process `pid` has mapped or open."""
+    paths = set()
+    proc = Path('/proc') / str(pid)
+    for line in (proc / 'maps').read_text().splitlines():
+        if '/dev/shm/' in line:
+            paths.add(line[line.index('/dev/shm/'):].split(' ')[0])
+    for fd in (proc / 'fd').iterdir():
+        target = os.readlink(fd)
+        if target.startswith('/dev/shm/'):
+            paths.add(target)
+    return paths
+
+
+def shm_segments_of(pid):
+    """The Fast DDS segments (/dev/shm/fastrtps_*) a live process uses."""
+    try:
+        return {p for p in _shm_paths(pid) if Path(p).name.startswith('fastrtps_')}
+    except OSError:
+        return set()
+
+
 def _paths_in_use():
-    """Files under /dev/shm that some live process has mapped or open."""
     in_use = set()
     for proc in Path('/proc').iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            for line in (proc / 'maps').read_text().splitlines():
-                if '/dev/shm/' in line:
-                    in_use.add(line[line.index('/dev/shm/'):].split(' ')[0])
-            for fd in (proc / 'fd').iterdir():
-                target = os.readlink(fd)
-                if target.startswith('/dev/shm/'):
-                    in_use.add(target)
-        except (OSError, ValueError):
-            continue            # the process ended meanwhile, or is not ours to read
+        if proc.name.isdigit():
+            try:
+                in_use |= _shm_paths(proc.name)
+            except (OSError, ValueError):
+                continue        # the process ended meanwhile, or is not ours to read
     return in_use
 
 
-def remove_orphan_shm_segments():
-    """Delete Fast DDS shared-memory files no live process uses (left by SIGKILL)."""
+def remove_orphan_shm_segments(segments):
+    """Delete those of `segments` that no live process uses, with their lock files
+    (<name>_el, sem.<name>_mutex). Returns the names deleted."""
     in_use = _paths_in_use()
     removed = []
-    for path in list(SHM.glob('fastrtps_*')) + list(SHM.glob('sem.fastrtps_*')):
-        if str(path) not in in_use:
+    for segment in sorted(segments):
+        path = Path(segment)
+        if segment in in_use or not path.exists():
+            continue
+        for companion in (path, SHM / f'{path.name}_el', SHM / f'sem.{path.name}_mutex'):
             try:
-                path.unlink()
-                removed.append(path.name)
+                companion.unlink()
+                removed.append(companion.name)
             except OSError:
                 pass
     return removed
