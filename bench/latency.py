@@ -39,8 +39,9 @@ def parse_args():
 # --------------------------------------------------------------------- publisher process
 
 def handshake(node, publisher, names, ready_flag):
-    """Probe until the controller answers (only then has it matched this publisher;
-    states sent before are lost), flag `ready`, give the receiver a second to reset."""
+    """Probe until the controller answers both this process and the receiver (only then
+    are all paths matched; states sent before are lost), flag `ready`, then give the
+    receiver a second to reset its count."""
     import rclpy
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -49,7 +50,8 @@ def handshake(node, publisher, names, ready_flag):
     probe = JointState(name=names)
     probe.position = [0.0] * len(names)
     probe.velocity = [0.0] * len(names)
-    while not answers:
+    receiver_ready = ready_flag.with_name('receiver_ready')
+    while not (answers and receiver_ready.exists()):
         publisher.publish(probe)
         rclpy.spin_once(node, timeout_sec=0.05)
     ready_flag.touch()
@@ -100,7 +102,9 @@ def start_controller(workdir, env, args):
     from rbd_control.description import default_arm_urdf
     params = workdir / 'params.yaml'
     params.write_text(yaml.safe_dump({'rbd_controller': {'ros__parameters': {
-        'robot_description': default_arm_urdf(), 'mode': args.mode, 'state_timeout': 5.0,
+        'robot_description': default_arm_urdf(), 'mode': args.mode,
+        # longer than the drain below: the watchdog's safe commands must not be counted
+        'state_timeout': 10.0,
         'publish_tuning': not args.no_tuning}}}))
     log = open(workdir / 'controller.log', 'w')
     return subprocess.Popen(
@@ -158,6 +162,8 @@ def main():
     try:
         while not (workdir / 'ready').exists():       # the publisher's handshake
             executor.spin_once(timeout_sec=0.01)
+            if received:
+                (workdir / 'receiver_ready').touch()
         end = time.monotonic() + 0.3
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
@@ -168,7 +174,7 @@ def main():
                 cpu_start, wall_start = cpu_seconds(controller.pid), time.monotonic()
         cpu_end, wall_end = cpu_seconds(controller.pid), time.monotonic()
         expected = int(args.rate * args.duration)
-        end = time.monotonic() + 10.0                 # a backlog may still be draining
+        end = time.monotonic() + 5.0                  # a backlog may still be draining
         while len(received) < expected and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
     finally:
