@@ -133,6 +133,12 @@ def test_effort_equals_core_torque_for_shuffled_states_with_extra_joints(spawn_n
         assert published.shape == (len(JOINTS),)
         assert max_abs_difference(published, expected) <= TOLERANCE
     assert rig.process.alive()
+    # errors of up to ~0.9 rad against the model-derived gains saturate some joints:
+    # the commands stop exactly at the URDF limits, never beyond
+    limit = np.asarray(MODEL.effort_limit)[[ALL_JOINTS.index(j) for j in JOINTS]]
+    efforts = np.abs([c.data for c in rig.commands])
+    assert np.all(efforts <= limit)
+    assert np.any(efforts == limit), 'expected some saturated commands'
 
 
 def test_without_joints_parameter_all_urdf_joints_are_controlled_in_urdf_order(
