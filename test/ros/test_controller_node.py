@@ -205,6 +205,22 @@ def test_runtime_mode_gain_and_gravity_changes_take_effect(spawn_node, ros_node)
     assert np.any(np.abs(on_mars) > 1e-3), 'gravity compensation must do something'
 
 
+@pytest.mark.parametrize('mode, parameters', [
+    ('feedforward_pd', {'effort_scale': 0.5}),
+    ('gravity_compensation', {'damping': 2.0}),
+])
+def test_startup_parameters_reach_the_core(spawn_node, ros_node, mode, parameters):
+    rig = start(spawn_node, ros_node, mode=mode, joints=JOINTS, **parameters)
+    oracle = core(mode, **parameters)
+    rng = np.random.default_rng(17)
+    for k in range(5):
+        msg = shuffled_state(rng, ALL_JOINTS, *random_state(rng))
+        expected = oracle.update(float(k), msg.name, msg.position, msg.velocity).tau
+        assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
+    assert max_abs_difference(expected, core(mode).update(
+        5.0, msg.name, msg.position, msg.velocity).tau) > 1e-3, 'the parameter changed nothing'
+
+
 def test_gain_parameters_show_the_core_defaults(spawn_node, ros_node):
     start(spawn_node, ros_node, joints=JOINTS, **{'gains.elbow.p': 250.0})
     gains = core('feedforward_pd').gains
