@@ -44,9 +44,11 @@ def _call(test_node, service_type, service_name, request, timeout=10.0):
 
 
 def set_parameters(test_node, node_name, values):
-    """Set parameters of another node one by one; returns {name: SetParametersResult}."""
-    parameters = [Parameter(name, value=value).to_parameter_msg()
-                  for name, value in values.items()]
+    """Set parameters of another node one by one; returns {name: SetParametersResult}.
+    A value may be an rclpy Parameter where its type cannot be told from the value
+    (an empty list)."""
+    parameters = [(value if isinstance(value, Parameter) else Parameter(name, value=value))
+                  .to_parameter_msg() for name, value in values.items()]
     response = _call(test_node, SetParameters, f'/{node_name}/set_parameters',
                      SetParameters.Request(parameters=parameters))
     return dict(zip(values, response.results))

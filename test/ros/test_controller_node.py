@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
+from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -173,7 +174,7 @@ def test_shipped_config_file_runs_the_default_arm(spawn_node, ros_node):
     assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
 
 
-def test_runtime_mode_gain_and_gravity_changes_take_effect(spawn_node, ros_node):
+def runtime_rig(spawn_node, ros_node):
     rig = start(spawn_node, ros_node, mode='gravity_compensation', joints=JOINTS)
     oracle = core('gravity_compensation')
     rng = np.random.default_rng(7)
@@ -184,7 +185,11 @@ def test_runtime_mode_gain_and_gravity_changes_take_effect(spawn_node, ros_node)
         expected = oracle.update(float(k), msg.name, msg.position, msg.velocity).tau
         assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
         return expected
+    return oracle, compare
 
+
+def test_runtime_mode_and_gain_changes_take_effect(spawn_node, ros_node):
+    oracle, compare = runtime_rig(spawn_node, ros_node)
     compare(0)
     results = set_parameters(ros_node, NODE, {'mode': 'computed_torque'})
     assert results['mode'].successful
@@ -197,14 +202,25 @@ def test_runtime_mode_gain_and_gravity_changes_take_effect(spawn_node, ros_node)
     oracle.set_gains(kp={'elbow': 321.0}, kd={'wrist_1': 3.5})
     compare(3)
 
-    results = set_parameters(ros_node, NODE, {'mode': 'gravity_compensation',
-                                              'gravity': [0.0, 0.0, -3.71]})
-    assert all(r.successful for r in results.values())
-    oracle.set_mode('gravity_compensation', 3.5)
+    results = set_parameters(ros_node, NODE, {'mode': 'feedforward_pd'})
+    assert results['mode'].successful
+    oracle.set_mode('feedforward_pd', 3.5)
+    compare(4)
+
+
+def test_runtime_gravity_override_changes_the_torque(spawn_node, ros_node):
+    oracle, compare = runtime_rig(spawn_node, ros_node)
+    compare(0)
+    results = set_parameters(ros_node, NODE, {'gravity': [0.0, 0.0, -3.71]})
+    assert results['gravity'].successful
     oracle.set_model(MODEL.with_gravity(np.array([0.0, 0.0, -3.71])))
-    oracle.set_gains(kp={'elbow': 321.0}, kd={'wrist_1': 3.5})
-    on_mars = compare(4)
+    on_mars = compare(1)
     assert np.any(np.abs(on_mars) > 1e-3), 'gravity compensation must do something'
+    back_to_urdf = Parameter('gravity', Parameter.Type.DOUBLE_ARRAY, [])
+    results = set_parameters(ros_node, NODE, {'gravity': back_to_urdf})
+    assert results['gravity'].successful
+    oracle.set_model(MODEL)
+    compare(2)
 
 
 @pytest.mark.parametrize('mode, parameters', [
