@@ -5,7 +5,8 @@ Reusable by any ROS test of the project (the simulator's too):
     ros_env          session: the environment every node process gets (the wheels'
                      library paths, a random ROS_DOMAIN_ID, LOCALHOST discovery);
                      also applied to this process before rclpy.init.
-    ros_node         an rclpy node in the test process plus helpers to spin and wait.
+    ros_node         ProbeNode: an rclpy node in the test process, with helpers to
+                     spin, wait for a condition and collect messages.
     spawn_node       start `python -m <module> --ros-args ...` with a parameter file;
                      every process is stopped (SIGINT, then SIGKILL) after the test.
 
@@ -55,7 +56,7 @@ def ros_env():
     remove_orphan_shm_segments(KILLED_PROCESS_SEGMENTS)
 
 
-class TestNode:
+class ProbeNode:
     """An rclpy node living in the test process, with an executor to spin it."""
 
     def __init__(self, name):
@@ -102,7 +103,7 @@ class TestNode:
 
 @pytest.fixture
 def ros_node(ros_env):
-    node = TestNode(f'test_{os.getpid()}_{random.randrange(1 << 30)}')
+    node = ProbeNode(f'test_{os.getpid()}_{random.randrange(1 << 30)}')
     yield node
     node.close()
 
