@@ -72,7 +72,7 @@ class Model:
         # Kernels get writable aliases (numba types read-only arrays apart and takes a slower
         # path for them, ~30 ns each); what users see is read-only.
         for name in ("topology", "bodies", "gravity"):
-            object.__setattr__(self, "_" + name, np.ascontiguousarray(getattr(self, name)))
+            object.__setattr__(self, "_" + name, np.array(getattr(self, name), order="C"))
         for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray) and not name.startswith("_"):
                 view = value.view()
