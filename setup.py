@@ -38,7 +38,6 @@ setup(
         'sim': ['mujoco'],
         'demo': ['matplotlib'],
     },
-    tests_require=['pytest'],
     zip_safe=False,
     entry_points={
         'console_scripts': [

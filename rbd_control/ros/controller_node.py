@@ -29,12 +29,20 @@ Parameters (rbd_control/ros/parameters.py has the descriptors and the checks)
   command_topic, allow_partial_joints_goal, publish_tuning                    (start-up)
 Before the first joint state nothing is published; after it, the watchdog publishes
 the core's safe command while states are missing for longer than state_timeout.
+
+Time: the controller runs on the joint states' header stamps (as ros2_control does), so
+trajectories are sampled at the instant each state was measured, in sim time or wall time
+alike, and never on a /clock message that arrived late. Between states that time advances
+with the steady clock, and the watchdog runs on a steady timer: when a simulator dies, its
+/clock stops too, and a watchdog on ROS time would never fire.
 """
 import sys
+import time
 
 import numpy as np
 import rclpy
 from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -48,7 +56,7 @@ from rbd_control.control import Controller, ControllerConfig, StateError, Trajec
 from rbd_control.dynamics import load_urdf
 from rbd_control.ros import parameters as params
 from rbd_control.ros.conversions import (
-    fill_joint_state, float_array, joint_state_arrays, trajectory_from_msg)
+    fill_joint_state, float_array, joint_state_arrays, seconds, trajectory_from_msg)
 
 # joint_states may come at 1 kHz and every state is to be answered: the queues ride
 # out a stall of the Python process (GC, a busy CPU) of up to a second. Depth does
@@ -91,6 +99,8 @@ class ControllerNode(Node):
         self._state_seen = False        # the watchdog guards a stream that has started
         self._state_names = None        # name order of the last joint state, and
         self._state_index = None        # where each of `joints` sits in it
+        self._last_stamp = None         # control time of the last answered state, and the
+        self._last_arrival = None       # steady time it arrived (see _control_time)
         if self._joints:
             self._declare_gain_parameters(self._joints)
 
@@ -119,7 +129,8 @@ class ControllerNode(Node):
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.create_subscription(
             JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
-        self.create_timer(self._watchdog_period(), self._on_watchdog)
+        self.create_timer(self._watchdog_period(), self._on_watchdog,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     # ------------------------------------------------------------------ parameters
 
@@ -225,7 +236,7 @@ class ControllerNode(Node):
         gains_changed = False
         for parameter in parameters:
             if parameter.name == 'mode' and self._controller is not None:
-                self._controller.set_mode(parameter.value, self._now())
+                self._controller.set_mode(parameter.value, self._control_time())
             elif parameter.name == 'robot_description' and self._pending_model is not None:
                 if self._install_model(self._pending_model, 'the robot_description parameter'):
                     self._description = parameter.value
@@ -265,7 +276,9 @@ class ControllerNode(Node):
             model = load_urdf(xml)
         except Exception as error:  # urdf_parser_py raises more than ModelError on bad XML
             return None, f'{type(error).__name__}: {error}'
-        missing = [j for j in self._joints if j not in model.joint_names]
+        # An explicit `joints` list must exist in every model; without one the node follows
+        # whatever robot the description describes.
+        missing = [j for j in self._value('joints') or [] if j not in model.joint_names]
         if missing:
             return None, f'joints {missing} are not moving joints of robot {model.name!r}'
         return model, None
@@ -278,8 +291,12 @@ class ControllerNode(Node):
         """Hand a parsed model (URDF gravity) to the controller; keep the old one on failure."""
         model = self._with_gravity_override(urdf_model, gravity)
         try:
-            if self._controller is None:
+            if self._controller is None or not set(self._joints) <= set(model.joint_names):
+                # first model, or another robot: command all its joints from now on
+                self._joints = list(self._value('joints') or [])
                 self._controller = self._create_controller(model)
+                self._state_names = None
+                self._tuning_msgs = {}
             else:
                 self._controller.set_model(model)
                 self._controller.set_gains(**self._core_gains())  # set_model restores config gains
@@ -319,6 +336,13 @@ class ControllerNode(Node):
     def _now(self):
         return self.get_clock().now().nanoseconds * 1e-9
 
+    def _control_time(self):
+        """The controller's time: the stamp of the last answered joint state advanced by the
+        steady time since it arrived; the node clock before the first state."""
+        if self._last_stamp is None:
+            return self._now()
+        return self._last_stamp + (time.monotonic() - self._last_arrival)
+
     def _on_joint_state(self, msg):
         self._answer_joint_state(msg)
         for _ in range(MAX_STATES_PER_WAKEUP):
@@ -338,9 +362,9 @@ class ControllerNode(Node):
         if self._controller is None:
             return
         names, q, qd = joint_state_arrays(msg)
+        now = seconds(msg.header.stamp) or self._now()     # an unstamped state: the node clock
         try:
-            command = self._controller.update(
-                self._now(), names, q, qd if qd is not None else np.empty(0))
+            command = self._controller.update(now, names, q, qd if qd is not None else np.empty(0))
         except StateError as error:
             self._warn(f'joint state ignored: {error}')
             return
@@ -350,6 +374,7 @@ class ControllerNode(Node):
                 throttle_duration_sec=WARN_PERIOD_S)
             return
         self._state_seen = True
+        self._last_stamp, self._last_arrival = now, time.monotonic()
         if self._publish_command(command):
             self._publish_tuning(command, msg.header.stamp, names, q, qd)
 
@@ -357,7 +382,7 @@ class ControllerNode(Node):
         if self._controller is None or not self._state_seen:
             return
         try:
-            command = self._controller.check_watchdog(self._now())
+            command = self._controller.check_watchdog(self._control_time())
         except Exception as error:
             self.get_logger().error(f'watchdog failed: {type(error).__name__}: {error}',
                                     throttle_duration_sec=WARN_PERIOD_S)
@@ -369,7 +394,7 @@ class ControllerNode(Node):
         if self._controller is None:
             self._warn('trajectory ignored: no robot model yet')
             return
-        now = self._now()
+        now = self._control_time()
         try:
             self._controller.set_trajectory(trajectory_from_msg(msg, now), now)
         except TrajectoryError as error:
