@@ -44,8 +44,18 @@ def force_cross_bar_matrix(f):
 
 
 @jit
+def world_to_body_motion(E0, r0):
+    """iX_0 = (E0, r0) as a 6x6 matrix: [[E0, 0], [-E0 r0x, E0]]"""
+    X = np.zeros((6, 6))
+    X[:3, :3] = E0
+    X[3:, 3:] = E0
+    X[3:, :3] = -E0 @ skew(r0)
+    return X
+
+
+@jit
 def body_to_world_motion(E0, r0):
-    """0X_i, the inverse of iX_0 = (E0, r0): [[E0^T, 0], [r0 x E0^T, E0^T]]"""
+    """0X_i, the inverse of iX_0: [[E0^T, 0], [r0 x E0^T, E0^T]]"""
     X = np.zeros((6, 6))
     Et = E0.T.copy()
     X[:3, :3] = Et
@@ -76,7 +86,8 @@ def coriolis_into(topology, bodies, ws, q, qd, C):
     for i in range(nb):
         parent = topology[i, 0]
         world_transform(topology, ws, i, mat(ws, i, X_E), vec(ws, i, X_R))
-        X = body_to_world_motion(ws[i, W_E:W_E + 3].copy(), ws[i, W_R].copy())
+        E0, r0 = ws[i, W_E:W_E + 3].copy(), ws[i, W_R].copy()
+        X = body_to_world_motion(E0, r0)
         S_body = np.zeros(6)
         offset = 0 if topology[i, 1] == REVOLUTE else 3
         S_body[offset:offset + 3] = bodies[i, AXIS]
@@ -85,8 +96,8 @@ def coriolis_into(topology, bodies, ws, q, qd, C):
         if parent >= 0:
             v += V[parent]
         V[i] = v
-        Xinv_T = np.linalg.inv(X).T.copy()
-        I = Xinv_T @ spatial_inertia_matrix(bodies, i) @ np.linalg.inv(X)
+        X_to_body = world_to_body_motion(E0, r0)
+        I = X_to_body.T @ spatial_inertia_matrix(bodies, i) @ X_to_body   # world frame
         crm = motion_cross_matrix(v)
         Ic[i] = I
         Bc[i] = 0.5 * (-crm.T @ I - I @ crm + force_cross_bar_matrix(I @ v))

@@ -14,7 +14,9 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .api import crba
 from .errors import ModelError
+from .ltdl import ltdl
 from .model import (AXIS, BODY_ROWS, COM_MOMENT, IBAR, MASS, PRISMATIC, REVOLUTE, XTREE_E,
                     XTREE_R, Model)
 
@@ -304,8 +306,6 @@ def _check_subtrees_have_mass(topology, bodies, joints):
 def _check_mass_matrix_is_regular(model, joints):
     """Factorise H at the zero pose: a non-positive pivot means the joint's subtree has no
     inertia about its axis (e.g. point masses on the axis), and forward dynamics would fail."""
-    from .api import crba
-    from .ltdl import ltdl
     H = crba(model, np.zeros(model.nq))
     scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
     pivot = ltdl(model._topology, H)
