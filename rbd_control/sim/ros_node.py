@@ -245,9 +245,13 @@ class MujocoSimNode(Node):
         due = int((target - self._sim.time) / self._sim.timestep + 1e-9)
         if due <= 0:
             return
-        if due > MAX_CATCH_UP_STEPS:  # fell far behind: slip sim time rather than race
-            self._sim_start, self._wall_start = self._sim.time, time.monotonic()
-            due = 1
+        if due > MAX_CATCH_UP_STEPS:
+            # Fell far behind: run a bounded batch and let sim time slip by the rest, rather
+            # than race. (One step per tick here would leave a starved node crawling at a
+            # few percent of real time.)
+            due = MAX_CATCH_UP_STEPS
+            self._sim_start = self._sim.time + due * self._sim.timestep
+            self._wall_start = time.monotonic()
         self._sim.step(due)
         self._publish_state()
 

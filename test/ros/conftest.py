@@ -2,8 +2,8 @@
 
 Reusable by any ROS test of the project (the simulator's too):
 
-    ros_env          session: the environment every node process gets (the wheels'
-                     library paths, a random ROS_DOMAIN_ID, LOCALHOST discovery);
+    ros_env          per test: the environment every node process gets (the wheels'
+                     library paths, its own ROS_DOMAIN_ID, LOCALHOST discovery);
                      also applied to this process before rclpy.init.
     ros_node         ProbeNode: an rclpy node in the test process, with helpers to
                      spin, wait for a condition and collect messages.
@@ -15,6 +15,7 @@ killing, NodeProcess.stop notes the segments the process uses; afterwards it (an
 session's end) deletes those of them no live process uses any more. Nothing else under
 /dev/shm is touched: other people's participants share this machine.
 """
+import itertools
 import os
 import random
 import signal
@@ -39,12 +40,19 @@ def _ros_environment(venv):
     return dict(item.split('=', 1) for item in output.split('\0') if '=' in item)
 
 
-@pytest.fixture(scope='session')
+# Domains 0..100 are where people run things by hand; keep clear of them (Fast DDS derives
+# ports from the domain id, 232 is its maximum). Each test gets the next domain: a test
+# that leaves a participant behind (a SIGSTOPped node's clogged shared-memory port, a
+# lease not yet expired) cannot slow or confuse the next one.
+_FIRST_DOMAIN, _LAST_DOMAIN = 101, 232
+_domains = itertools.count(random.randint(_FIRST_DOMAIN, _LAST_DOMAIN))
+
+
+@pytest.fixture
 def ros_env():
     env = _ros_environment(sys.prefix)
-    # Domains 0..100 are where people run things by hand; keep clear of them
-    # (Fast DDS derives ports from the domain id, 232 is its maximum).
-    env['ROS_DOMAIN_ID'] = str(random.randint(101, 232))
+    span = _LAST_DOMAIN - _FIRST_DOMAIN + 1
+    env['ROS_DOMAIN_ID'] = str(_FIRST_DOMAIN + (next(_domains) - _FIRST_DOMAIN) % span)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
     env['PYTHONUNBUFFERED'] = '1'
