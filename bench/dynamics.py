@@ -10,13 +10,11 @@ Not a test: these machines are noisy, so nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import timeit
 from pathlib import Path
 

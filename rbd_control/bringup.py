@@ -360,7 +360,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = config_from_args(args)
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory
 
     rclpy.init()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Sequence, Union
 
 import numpy as np
 
@@ -71,10 +71,6 @@ class Gains:
     @property
     def kd_acc(self) -> np.ndarray:
         return self.kd / self.reference_inertia
-
-    @property
-    def ki_acc(self) -> np.ndarray:
-        return self.ki / self.reference_inertia
 
 
 def reference_poses(model) -> np.ndarray:

@@ -7,8 +7,9 @@ the commanded torque is their sum. Position errors of continuous joints are wrap
   feedforward_pd        ff = ID(q, qd_d, qdd_d)            fb = Kp e + Kd (qd_d - qd) + i_term
   computed_torque       ff = ID(q, qd, qdd_d)              fb = H(q) (Kp' e + Kd' (qd_d - qd) + a_i)
                         i.e. tau = H(q)(qdd_d + Kp' e + Kd' e_dot) + C(q, qd) qd + G(q)
-  hold                  ff = G(q)                          fb = Kp (q_hold - q) - Kd qd
 
+Holding a pose is not a law of its own: the controller tracks a constant "hold" plan with the
+active law (feedforward_pd then gives G(q) + Kp (q_hold - q) - Kd qd).
 Kp, Kd are torque gains (N m/rad, N m s/rad); Kp', Kd' are acceleration gains (1/s^2, 1/s).
 """
 from __future__ import annotations
@@ -22,7 +23,6 @@ __all__ = [
     "gravity_compensation",
     "feedforward_pd",
     "computed_torque",
-    "hold",
 ]
 
 _TWO_PI = 2.0 * np.pi
@@ -72,9 +72,3 @@ def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp_acc, kd_acc, *, continuou
     total = rnea(model, q, qd, np.asarray(qdd_d) + feedback_acc)
     return feedforward, total - feedforward
 
-
-def hold(model, q, qd, q_hold, kp, kd, *, continuous=None):
-    """Stay at q_hold: gravity compensation plus a PD spring-damper towards it."""
-    feedforward = gravity(model, q)
-    feedback = kp * position_error(q_hold, q, continuous) - kd * np.asarray(qd)
-    return feedforward, feedback

@@ -230,14 +230,6 @@ def closed_form_rnea(model, q, qd, qdd, f_ext=None) -> np.ndarray:
     return tau
 
 
-def closed_form_mass_matrix(model, q) -> np.ndarray:
-    return closed_form_terms(model, q, np.zeros(model.nq))[0]
-
-
-def closed_form_gravity(model, q) -> np.ndarray:
-    return closed_form_terms(model, q, np.zeros(model.nq))[2]
-
-
 def kinetic_energy(model, q, qd) -> float:
     """eq. 7 summed over the bodies: 1/2 m_s v_s.v_s + 1/2 omega_s . I_s omega_s."""
     K = kinematics(model, q, qd)

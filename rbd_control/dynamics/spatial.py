@@ -137,11 +137,6 @@ def outer(a, b):
 
 
 @jit
-def mat_add(A, B):
-    return add(A[0], B[0]), add(A[1], B[1]), add(A[2], B[2])
-
-
-@jit
 def mat_sub(A, B):
     return sub(A[0], B[0]), sub(A[1], B[1]), sub(A[2], B[2])
 

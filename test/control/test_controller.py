@@ -330,14 +330,6 @@ def test_state_gap_longer_than_timeout_aborts_trajectory_even_without_watchdog_c
     np.testing.assert_allclose(cmd.desired_q, Q0)  # the pose at the last good state
 
 
-def test_hold_law_is_feedforward_pd_towards_a_fixed_pose(arm_model):
-    q, qd = Q0 + 0.02, np.full(6, 0.1)
-    kp, kd = np.full(6, 50.0), np.full(6, 3.0)
-    hold = laws.hold(arm_model, q, qd, Q0, kp, kd)
-    ffpd = laws.feedforward_pd(arm_model, q, qd, Q0, np.zeros(6), np.zeros(6), kp, kd)
-    np.testing.assert_allclose(sum(hold), sum(ffpd), atol=1e-12)
-
-
 def test_set_model_adopts_new_robot_and_keeps_last_state(arm_urdf, arm_model, names):
     controller = fresh(arm_model)
     controller.update(0.0, names, Q0, np.zeros(6))

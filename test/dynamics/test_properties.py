@@ -6,7 +6,6 @@ failure shrinks to a small tree and prints both.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -140,7 +139,6 @@ def test_joint_forces_project_onto_the_axes_as_tau(tree, seed):
 def test_random_trees_match_pinocchio(tree, seed):
     """Fixed joints with heavy children, rotated inertials and non-unit axes, against an
     independent loader and algorithm."""
-    pytest.importorskip("pinocchio")
     xml = to_urdf(tree)
     model, rng, q, qd, qdd = model_and_state(tree, seed)
     oracle = PinocchioOracle(model, xml)
