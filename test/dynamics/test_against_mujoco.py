@@ -12,8 +12,10 @@ from rbd_control.dynamics import crba, load_urdf, rnea
 
 from dynamics_oracles import assert_close, random_state, read_robot
 
-mujoco = pytest.importorskip("mujoco")
-mujoco_model = pytest.importorskip("rbd_control.sim.mujoco_model")
+# The oracles are required test dependencies (requirements/test.txt): a missing one fails.
+import mujoco  # noqa: E402
+
+import rbd_control.sim.mujoco_model as mujoco_model  # noqa: E402
 
 ROBOTS = [
     "panda_description/urdf/panda.urdf",                 # arm, fixed hand, prismatic fingers

@@ -101,7 +101,6 @@ def test_welded_tool_equals_the_tool_merged_by_hand(models):
 
 
 def test_welded_tool_matches_pinocchio(models):
-    pytest.importorskip("pinocchio")
     welded, _ = models
     oracle = PinocchioOracle(welded, welded_robot())
     for q, qd, qdd in states():

@@ -9,9 +9,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
-pytest.importorskip("rclpy", reason="the bringup and the demo need rclpy (requirements/ros.txt)")
 
 
 def run(module, args, env, timeout):

@@ -14,8 +14,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-rclpy = pytest.importorskip("rclpy", reason="in-the-loop tests need rclpy (requirements/ros.txt)")
-
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
