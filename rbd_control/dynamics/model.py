@@ -63,6 +63,12 @@ class Model:
     damping: np.ndarray
     friction: np.ndarray
     link_body: dict = field(repr=False)   # link name -> body index (-1 for the fixed base)
+    # link name -> (E, r): the link frame in its body's coordinates (E rotates body -> link
+    # coordinates, r is the link origin in body coordinates); identity for a body's own link,
+    # the welded offset for links merged through fixed joints (tool0, flanges).
+    link_placement: dict = field(default_factory=dict, repr=False)
+    # physically dubious but usable data found at load, one string each naming link/joint
+    warnings: tuple = ()
     nq: int = field(init=False)   # one coordinate per moving joint, so nv == nq
     _data: "Data" = field(init=False, repr=False, compare=False)
 

@@ -157,6 +157,7 @@ class _ModelBuilder:
         self.rows = []          # per body: (parent, type, bodies block)
         self.joints = []        # per body: the URDF joint
         self.link_body = {}
+        self.link_placement = {}
 
     def _attach(self, joint):
         for role, link in (("parent", joint.parent), ("child", joint.child)):
@@ -200,6 +201,7 @@ class _ModelBuilder:
                       link_names=tuple(link.name for link in self.robot.links),
                       topology=topology, bodies=bodies, gravity=gravity.copy(),
                       link_body=MappingProxyType(dict(self.link_body)),
+                      link_placement=MappingProxyType(dict(self.link_placement)),
                       **_joint_properties(self.joints))
         _check_mass_matrix_is_regular(model, self.joints)
         return model
@@ -207,6 +209,7 @@ class _ModelBuilder:
     def _visit(self, link_name, body, R, t):
         """Give link_name to `body`, where its frame sits at (R, t) in body coordinates."""
         self.link_body[link_name] = body
+        self.link_placement[link_name] = (R.T.copy(), t.copy())
         if body >= 0:
             _add_link_inertia(self.rows[body][2], self.links[link_name], R, t)
         for joint in self.children[link_name]:
