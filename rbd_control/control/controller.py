@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -20,13 +20,16 @@ from rbd_control.dynamics import RbdError, gravity
 
 from . import laws
 from .gains import GainError, GainValue, Gains, default_gains, resolve_per_joint
-from .safety import SAFE_ACTIONS, ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
+from .joint_map import JointMap
+from .parameters import CONTROLLER_PARAMETERS, MODES, TRACKING_MODES
+from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
 from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPlan, plan_segments, validate
 
-__all__ = ["MODES", "ControllerConfig", "Command", "Controller"]
+__all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan"]
 
-MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
-TRACKING_MODES = ("feedforward_pd", "computed_torque")
+_DEFAULT = CONTROLLER_PARAMETERS.default
+# The ControllerConfig fields that are node parameters: checked by the table's rules.
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout")
 
 
 @dataclass
@@ -34,17 +37,17 @@ class ControllerConfig:
     """Everything a user can set. Gain-like fields take None (model default), one number for
     every joint, a list in `joints` order, or a dict {joint: value} (default for the rest)."""
 
-    mode: str = "feedforward_pd"
+    mode: str = _DEFAULT("mode")
     joints: Optional[Sequence[str]] = None        # command order; None = every model joint
     kp: GainValue = None                          # N m/rad
     kd: GainValue = None                          # N m s/rad
     ki: GainValue = None                          # N m/(rad s); 0 by default
     i_clamp: GainValue = None                     # N m bound on the integral term
-    effort_scale: float = 1.0                     # (0, 1]: fraction of <limit effort> allowed
-    state_timeout: float = 0.1                    # s without a valid state -> safe action
-    safe_action: str = "hold"                     # 'hold' (gravity at last pose) or 'zero'
+    effort_scale: float = _DEFAULT("effort_scale")    # (0, 1]: fraction of <limit effort>
+    state_timeout: float = _DEFAULT("state_timeout")  # s without a valid state -> safe action
+    safe_action: str = _DEFAULT("safe_action")        # 'hold' (gravity at last pose) or 'zero'
     damping: GainValue = None                     # N m s/rad, gravity_compensation only; 0
-    allow_partial_joints_goal: bool = False
+    allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
     ignore_unknown_joints: bool = True            # extra names in the state are skipped
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
@@ -52,14 +55,10 @@ class ControllerConfig:
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
-        if self.mode not in MODES:
-            raise ConfigError(f"mode {self.mode!r} is not one of {MODES}")
-        if self.safe_action not in SAFE_ACTIONS:
-            raise ConfigError(f"safe_action {self.safe_action!r} is not one of {SAFE_ACTIONS}")
-        if not (_finite(self.effort_scale) and 0.0 < self.effort_scale <= 1.0):
-            raise ConfigError(f"effort_scale must be in (0, 1], got {self.effort_scale!r}")
-        if not (_finite(self.state_timeout) and self.state_timeout > 0.0):
-            raise ConfigError(f"state_timeout must be a positive number of seconds, got {self.state_timeout!r}")
+        for name in _TABLE_CHECKED:
+            reason = CONTROLLER_PARAMETERS.validate(name, getattr(self, name))
+            if reason:
+                raise ConfigError(reason)
         if self.joints is not None:
             joints = list(self.joints)
             if not joints or len(set(joints)) != len(joints):
@@ -84,6 +83,19 @@ class Command:
     holding: bool = False                      # no trajectory in progress
 
 
+@dataclass(frozen=True)
+class ModelPlan:
+    """What the controller needs of one model, built without touching the running controller
+    (Controller.prepare_model), so a model source can check a description fully before it
+    commits to it, and install it later with a cheap swap (Controller.set_model)."""
+
+    model: object
+    joints: JointMap                 # command order <-> model order
+    effort_limit: np.ndarray         # command order
+    gains: Gains                     # defaults with the config's overrides, command order
+    damping: np.ndarray              # command order
+
+
 def _finite(value) -> bool:
     try:
         return math.isfinite(float(value))
@@ -104,6 +116,8 @@ class Controller:
         self._qd = None
         self._last_update = None
         self._tripped = None             # safe action in force, or None
+        self._map = None                 # command order <-> model order
+        self._user_gains = {field: {} for field in ("kp", "kd", "ki", "i_clamp")}  # set_gains
         self.set_model(model)
 
     # --- configuration ----------------------------------------------------------------
@@ -118,44 +132,57 @@ class Controller:
         end = self._plan.end_time
         return None if end == -math.inf else end
 
-    def set_model(self, model):
-        """Adopt a new robot model (a new robot_description). Drops any trajectory."""
+    @property
+    def effort_limit(self) -> np.ndarray:
+        """|tau| bound per joint in command order (URDF <limit effort> or the override)."""
+        return self._plan_model.effort_limit
+
+    def prepare_model(self, model) -> ModelPlan:
+        """Check a model against the config and build what the controller needs of it.
+        Pure: the controller is unchanged. Raises ConfigError with the reason."""
         joints = tuple(self.config.joints) if self.config.joints is not None else tuple(model.joint_names)
-        position = {name: i for i, name in enumerate(model.joint_names)}
-        unknown = [j for j in joints if j not in position]
-        if unknown:
-            raise ConfigError(f"joints {unknown} are not in the robot model {list(model.joint_names)}")
-        command_index = np.array([position[j] for j in joints], dtype=int)
-        effort_limit = self._effort_limits(model, command_index, joints)
-        base = default_gains(model, command_index, effort_limit,
+        try:
+            joint_map = JointMap.by_name(joints, model.joint_names, "the robot model")
+        except KeyError as exc:
+            raise ConfigError(exc.args[0]) from None
+        effort_limit = self._effort_limits(model, joint_map)
+        base = default_gains(model, joint_map.index, effort_limit,
                              bandwidth_hz=self.config.bandwidth_hz, damping_ratio=self.config.damping_ratio)
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
+        return ModelPlan(model, joint_map, effort_limit, gains, damping)
 
-        self.model = model
-        self._joint_names = joints
-        self._cmd = command_index
-        self._continuous = np.asarray(model.continuous, dtype=bool)
-        self._limiter = EffortLimiter(effort_limit, self.config.effort_scale)
-        self._mapper = StateMapper(model.joint_names, self.config.ignore_unknown_joints)
+    def set_model(self, model):
+        """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
+        Drops any trajectory; joints that persist keep their current gains."""
+        plan = model if isinstance(model, ModelPlan) else self.prepare_model(model)
+        gains = self._with_user_gains(plan.gains, plan.joints.names)
+        self.model = plan.model
+        self._plan_model = plan
+        self._map = plan.joints
+        self._joint_names = plan.joints.names
+        self._continuous = np.asarray(plan.model.continuous, dtype=bool)
+        self._limiter = EffortLimiter(plan.effort_limit, self.config.effort_scale)
+        self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints)
         self._set_gain_arrays(gains)
-        self._damping_full = self._scatter(damping)
-        self._plan = TrajectoryPlan(len(joints))
+        self._plan = TrajectoryPlan(len(self._joint_names))
         self._remap_last_state()
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
         """Change some gains (same value forms as ControllerConfig); None leaves one as is.
         Resets the integral term."""
-        g = self.gains
-        n = self._joint_names
-        new = Gains(
-            kp=self._resolve(kp, n, g.kp, "kp"),
-            kd=self._resolve(kd, n, g.kd, "kd"),
-            ki=self._resolve(ki, n, g.ki, "ki"),
-            i_clamp=self._resolve(i_clamp, n, g.i_clamp, "i_clamp"),
-            reference_inertia=g.reference_inertia,
-        )
+        names = self._joint_names
+        given = {"kp": kp, "kd": kd, "ki": ki, "i_clamp": i_clamp}
+        new = Gains(**{field: self._resolve(value, names, getattr(self.gains, field), field)
+                       for field, value in given.items()},
+                    reference_inertia=self.gains.reference_inertia)
+        for field, value in given.items():
+            if value is not None:   # remembered for set_model: these joints keep them
+                joints = value.keys() if isinstance(value, Mapping) else names
+                position = {name: i for i, name in enumerate(names)}
+                values = getattr(new, field)
+                self._user_gains[field].update({j: values[position[j]] for j in joints})
         self._set_gain_arrays(new)
 
     def set_mode(self, mode: str, now: float):
@@ -193,16 +220,16 @@ class Controller:
             checked = validate(
                 trajectory, self._joint_names, now,
                 allow_partial=self.config.allow_partial_joints_goal,
-                position_limits=np.asarray(self.model.position_limits)[self._cmd],
-                continuous=self._continuous[self._cmd],
+                position_limits=self._map.take(np.asarray(self.model.position_limits)),
+                continuous=self._map.take(self._continuous),
             )
         except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
             raise TrajectoryError(f"malformed trajectory: {exc}") from None
         if self._plan.empty:
-            self._plan.hold(self._q[self._cmd], now)
+            self._plan.hold(self._map.take(self._q), now)
         q_d, qd_d, qdd_d, effort_d = (v[checked.index].copy() for v in self._plan.sample(now))
         piece = plan_segments(checked, now, q_d, qd_d, qdd_d, effort_d,
-                              continuous=self._continuous[self._cmd])
+                              continuous=self._map.take(self._continuous))
         self._plan.replace(piece, checked.index)
 
     # --- the control loop -------------------------------------------------------------
@@ -246,7 +273,7 @@ class Controller:
             self._trip()
         if self._tripped == "zero" or self._plan.empty:
             # first state, or after zero effort (the arm has moved): hold where it is now
-            self._plan.hold(q[self._cmd], now)
+            self._plan.hold(self._map.take(q), now)
 
     def _accept_state(self, now, names, q, qd, q_m, qd_m):
         self._last_state = (tuple(names), np.array(q, dtype=float), np.array(qd, dtype=float))
@@ -256,35 +283,32 @@ class Controller:
         self._last_update = now
 
     def _float(self, q, qd):
-        ff, fb = laws.gravity_compensation(self.model, q, qd, self._damping_full)
-        n = self._cmd.size
-        return self._finish(ff, fb, q[self._cmd], qd[self._cmd], np.zeros(n), np.zeros(n),
+        ff, fb = laws.gravity_compensation(self.model, q, qd, self._map.put(self._plan_model.damping))
+        n = len(self._map)
+        return self._finish(ff, fb, self._map.take(q), self._map.take(qd), np.zeros(n), np.zeros(n),
                             integrate=False, holding=True)
 
     def _track(self, now, q, qd):
         q_d, qd_d, qdd_d, effort_d = self._plan.sample(now)
-        q_full, qd_full, qdd_full = q.copy(), qd.copy(), np.zeros_like(q)
-        q_full[self._cmd] = q_d
-        qd_full[self._cmd] = qd_d
-        qdd_full[self._cmd] = qdd_d
-        integral = self._scatter(self._integral)
+        put = self._map.put_into
+        q_full, qd_full, qdd_full = put(q.copy(), q_d), put(qd.copy(), qd_d), self._map.put(qdd_d)
+        g = self._model_order_gains
+        # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate)
+        i_term = np.clip(g.ki * self._map.put(self._integral), -g.i_clamp, g.i_clamp)
         if self.mode == "feedforward_pd":
-            i_term = np.clip(self._ki_full * integral, -self._i_clamp_full, self._i_clamp_full)
-            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full,
-                                         self._kp_full, self._kd_full,
+            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, g.kp, g.kd,
                                          continuous=self._continuous, i_term=i_term)
         else:
-            acc_i = np.clip(self._ki_full * integral, -self._i_clamp_full, self._i_clamp_full) / self._h_full
             ff, fb = laws.computed_torque(self.model, q, qd, q_full, qd_full, qdd_full,
-                                          self._kp_acc_full, self._kd_acc_full,
-                                          continuous=self._continuous, acc_i=acc_i)
-        ff[self._cmd] += effort_d  # JTC semantics: a point's effort is a feedforward torque
-        error = laws.position_error(q_d, q[self._cmd], self._continuous[self._cmd])
+                                          g.kp_acc, g.kd_acc, continuous=self._continuous,
+                                          acc_i=i_term / g.reference_inertia)
+        ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
+        error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
                             holding=self._plan_holding(now))
 
     def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, now=None):
-        ff_c, fb_c = ff[self._cmd], fb[self._cmd]
+        ff_c, fb_c = self._map.take(ff), self._map.take(fb)
         tau, saturated = self._limiter.clamp(ff_c + fb_c)
         if integrate:
             self._integrate(now, error, tau, saturated)
@@ -296,14 +320,15 @@ class Controller:
     def _integrate(self, now, error, tau, saturated):
         """Integral of the position error with two anti-windup rules: no integration while
         saturated in the direction the error pushes, and |ki * integral| <= i_clamp."""
-        if not np.any(self._ki > 0.0) or self._last_update is None:
+        ki, i_clamp = self.gains.ki, self.gains.i_clamp
+        if not np.any(ki > 0.0) or self._last_update is None:
             return
         dt = now - self._last_update
         if not (0.0 < dt <= self.config.state_timeout):
             return  # first step, clock jump or a gap: do not integrate over it
         pushing_into_limit = saturated & (np.sign(error) == np.sign(tau))
         self._integral += np.where(pushing_into_limit, 0.0, error * dt)
-        bound = np.where(self._ki > 0.0, self._i_clamp / np.maximum(self._ki, 1e-300), 0.0)
+        bound = np.where(ki > 0.0, i_clamp / np.maximum(ki, 1e-300), 0.0)
         np.clip(self._integral, -bound, bound, out=self._integral)
 
     def _plan_holding(self, now):
@@ -315,14 +340,14 @@ class Controller:
         self._tripped = self.config.safe_action
         self._integral[:] = 0.0
         if self._q is not None and self._tripped == "hold":
-            self._plan.hold(self._q[self._cmd])
+            self._plan.hold(self._map.take(self._q))
         else:
             self._plan = TrajectoryPlan(len(self._joint_names))
 
     def _safe_hold_command(self):
-        ff = gravity(self.model, self._q)[self._cmd]
+        ff = self._map.take(gravity(self.model, self._q))
         tau, saturated = self._limiter.clamp(ff)
-        q_hold = self._q[self._cmd].copy()
+        q_hold = self._map.take(self._q).copy()
         n = q_hold.size
         return Command(tau=tau, desired_q=q_hold, desired_qd=np.zeros(n), desired_qdd=np.zeros(n),
                        error=np.zeros(n), feedforward=ff, feedback=np.zeros(n), mode="safe_hold",
@@ -330,7 +355,7 @@ class Controller:
 
     def _zero_command(self):
         n = len(self._joint_names)
-        q_hold = self._q[self._cmd].copy() if self._q is not None else np.zeros(n)
+        q_hold = self._map.take(self._q).copy() if self._q is not None else np.zeros(n)
         z = np.zeros(n)
         return Command(tau=z.copy(), desired_q=q_hold, desired_qd=z.copy(), desired_qdd=z.copy(),
                        error=z.copy(), feedforward=z.copy(), feedback=z.copy(), mode="safe_zero",
@@ -341,7 +366,7 @@ class Controller:
         if self._q is None:
             self._plan = TrajectoryPlan(len(self._joint_names))  # re-anchored by the first state
         else:
-            self._plan.hold(self._q[self._cmd], now)
+            self._plan.hold(self._map.take(self._q), now)
 
     def _remap_last_state(self):
         """After a model change, keep the last state if it covers the new model's joints."""
@@ -356,22 +381,19 @@ class Controller:
 
     def _set_gain_arrays(self, gains: Gains):
         self.gains = gains
-        self._ki = gains.ki
-        self._i_clamp = gains.i_clamp
-        self._kp_full = self._scatter(gains.kp)
-        self._kd_full = self._scatter(gains.kd)
-        self._ki_full = self._scatter(gains.ki)
-        self._i_clamp_full = self._scatter(gains.i_clamp)
-        self._h_full = self._scatter(gains.reference_inertia, fill=1.0)
-        self._kp_acc_full = self._scatter(gains.kp_acc)
-        self._kd_acc_full = self._scatter(gains.kd_acc)
+        # the laws run in model order; joints not commanded get zero gains
+        self._model_order_gains = Gains(
+            kp=self._map.put(gains.kp), kd=self._map.put(gains.kd), ki=self._map.put(gains.ki),
+            i_clamp=self._map.put(gains.i_clamp),
+            reference_inertia=self._map.put(gains.reference_inertia, fill=1.0))
         self._integral = np.zeros(len(self._joint_names))
 
-    def _scatter(self, values, fill=0.0):
-        """Command-order values -> model-order vector (fill for joints not commanded)."""
-        full = np.full(self.model.nq, fill)
-        full[self._cmd] = values
-        return full
+    def _with_user_gains(self, gains: Gains, joints) -> Gains:
+        """A new model's gains with the ones set_gains gave to joints that persist."""
+        return Gains(**{
+            field: self._resolve({j: v for j, v in user.items() if j in joints}, joints,
+                                 getattr(gains, field), field)
+            for field, user in self._user_gains.items()}, reference_inertia=gains.reference_inertia)
 
     def _apply_overrides(self, base: Gains, joints, config) -> Gains:
         return Gains(
@@ -389,8 +411,9 @@ class Controller:
         except GainError as exc:
             raise ConfigError(str(exc)) from None
 
-    def _effort_limits(self, model, command_index, joints):
-        urdf = np.asarray(model.effort_limit, dtype=float)[command_index]
+    def _effort_limits(self, model, joint_map):
+        joints = joint_map.names
+        urdf = joint_map.take(np.asarray(model.effort_limit, dtype=float))
         limits = self._resolve(self.config.effort_limit, joints, np.where(np.isfinite(urdf), urdf, 0.0),
                                "effort_limit")
         missing = [j for j, lim in zip(joints, limits) if not lim > 0.0]

@@ -12,6 +12,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .parameters import SAFE_ACTIONS  # defined once, with the safe_action parameter
+
 __all__ = [
     "StateError",
     "ConfigError",
@@ -22,8 +24,6 @@ __all__ = [
     "MAX_PLAUSIBLE_POSITION",
     "MAX_PLAUSIBLE_VELOCITY",
 ]
-
-SAFE_ACTIONS = ("hold", "zero")
 
 # Beyond these a reading is a sensor fault, not a robot state; rejecting it also keeps the
 # dynamics (qd^2 terms) far from float overflow. Continuous joints may legitimately wind up

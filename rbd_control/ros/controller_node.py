@@ -12,21 +12,13 @@ Topics
   out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
-                                 sensor_msgs/JointState in `joints` order, stamped with
-                                 the state's stamp: desired q/qd; actual q/qd + commanded
-                                 effort; error q/qd; feedforward and feedback efforts
-                                 (before clamping). JointState rather than
-                                 Float64MultiArray because it names every value, so
-                                 PlotJuggler labels curves by joint and aligns topics by
-                                 stamp; rqt_plot reads /rbd_controller/error/position[1].
+                                 sensor_msgs/JointState in `joints` order (tuning.py)
 
-Parameters (rbd_control/ros/parameters.py has the descriptors and the checks)
-  mode                 gravity_compensation | feedforward_pd | computed_torque  (runtime)
-  gains.<joint>.{p,d,i,i_clamp}   unset: the core's model-derived default     (runtime)
-  gravity              [x, y, z] override, empty: the model's                 (runtime)
-  robot_description    URDF; empty: the topic                                 (runtime)
-  joints, state_timeout, safe_action (hold | zero), effort_scale (0, 1], damping,
-  command_topic, allow_partial_joints_goal, publish_tuning                    (start-up)
+Parameters: defined once in rbd_control/control/parameters.py (CONTROLLER_PARAMETERS);
+rbd_control/ros/parameters.py turns the table into declarations and descriptors. The
+model's lifecycle (description source, de-duplication, gravity override, joint adoption,
+last good model) is the ROS-free ModelSource (rbd_control/control/model_source.py): a
+robot_description or gravity set succeeds only once its model is built and in use.
 Before the first joint state nothing is published; after it, the watchdog publishes
 the core's safe command while states are missing for longer than state_timeout.
 
@@ -41,34 +33,24 @@ import time
 
 import numpy as np
 import rclpy
-from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from rbd_control.control import Controller, ControllerConfig, StateError, TrajectoryError
-from rbd_control.dynamics import load_urdf
-from rbd_control.ros import parameters as params
-from rbd_control.ros.conversions import (
-    fill_joint_state, float_array, joint_state_arrays, seconds, trajectory_from_msg)
+from rbd_control.control.model_source import ModelRefused, ModelSource
+from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_name
+from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
+from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
+from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS, ROBOT_DESCRIPTION_QOS
+from rbd_control.ros.tuning import TuningPublisher
 
-# joint_states may come at 1 kHz and every state is to be answered: the queues ride
-# out a stall of the Python process (GC, a busy CPU) of up to a second. Depth does
-# not add latency while the node keeps up; under sustained overload the watchdog
-# cannot help either way, so a short queue would only drop states.
-JOINT_STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-COMMAND_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-# As robot_state_publisher publishes it: a late subscriber still gets the last one.
-ROBOT_DESCRIPTION_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-# Gain parameter -> the field of the core's Gains / ControllerConfig it sets.
-GAIN_FIELD_TO_CORE = {'p': 'kp', 'd': 'kd', 'i': 'ki', 'i_clamp': 'i_clamp'}
+TABLE = CONTROLLER_PARAMETERS
 # After the executor hands over one joint state, take at most this many more that are
 # already queued: under a backlog each rclpy executor round trip (rebuilding its wait
 # set) costs more than the control step, so draining the queue directly lets a busy
@@ -76,53 +58,39 @@ GAIN_FIELD_TO_CORE = {'p': 'kp', 'd': 'kd', 'i': 'ki', 'i_clamp': 'i_clamp'}
 MAX_STATES_PER_WAKEUP = 50
 # Repeated per-message warnings at 1 kHz would drown the log.
 WARN_PERIOD_S = 2.0
+PARAMETER_SOURCE = 'the robot_description parameter'
+TOPIC_SOURCE = 'the robot_description topic'
 
-
-class ConfigurationError(RuntimeError):
-    """A start-up parameter is unusable; the node cannot start."""
+__all__ = ['ConfigurationError', 'ControllerNode', 'main']
 
 
 class ControllerNode(Node):
 
     def __init__(self, **node_options):
         super().__init__('rbd_controller', **node_options)
-        self._declare_static_parameters()
-        self._check_static_parameters()
-
-        self._joints = list(self._value('joints') or [])
-        self._model = None              # what the controller uses (gravity override applied)
-        self._urdf_model = None         # as parsed, to re-apply another gravity override
-        self._description = None        # the XML of the model in use
+        declare(self, TABLE)
+        explicit = list(self._value('joints') or [])
+        self._source = ModelSource(explicit, self._value('gravity') or (), build=self._build)
         self._controller = None
-        self._effort_limit = None
-        self._pending_model = None      # parsed in the set-callback, installed after it
+        self._joints = frozenset(explicit) if explicit else None  # what gains.<joint> may name
+        self._filled = set()            # gain parameters showing a model-derived default
+        self._filling = False           # the node itself is setting those
         self._state_seen = False        # the watchdog guards a stream that has started
-        self._state_names = None        # name order of the last joint state, and
-        self._state_index = None        # where each of `joints` sits in it
         self._last_stamp = None         # control time of the last answered state, and the
         self._last_arrival = None       # steady time it arrived (see _control_time)
-        if self._joints:
-            self._declare_gain_parameters(self._joints)
+        declare_per_joint(self, TABLE, explicit)
 
         self._command_msg = Float64MultiArray()
         self._command_pub = self.create_publisher(
             Float64MultiArray, self._value('command_topic'), COMMAND_QOS)
-        self._tuning_pubs = {}
-        self._tuning_msgs = {}          # one reused JointState per tuning topic
-        if self._value('publish_tuning'):
-            # Without rclpy's default QoS-event handlers: each one is another entry in
-            # the wait set the executor rebuilds for every joint state.
-            quiet = PublisherEventCallbacks(use_default_callbacks=False)
-            self._tuning_pubs = {
-                topic: self.create_publisher(JointState, f'~/{topic}', 10, event_callbacks=quiet)
-                for topic in ('desired', 'actual', 'error', 'feedforward', 'feedback')}
+        self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
-        description = self._value('robot_description')
-        if description:
-            self._load_description(description, 'the robot_description parameter')
+        self._source.parameter = self._value('robot_description')
+        if self._source.parameter:
+            self._load_description(self._source.parameter, PARAMETER_SOURCE)
         self.create_subscription(
             String, 'robot_description', self._on_robot_description, ROBOT_DESCRIPTION_QOS)
         self._joint_state_sub = self.create_subscription(
@@ -132,98 +100,41 @@ class ControllerNode(Node):
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
 
+    def _value(self, name):
+        return value(self, name)
+
     # ------------------------------------------------------------------ parameters
 
-    def _declare_static_parameters(self):
-        defaults = {
-            'robot_description': '',
-            'mode': 'feedforward_pd',
-            'joints': Parameter.Type.STRING_ARRAY,
-            'state_timeout': 0.1,
-            'effort_scale': 1.0,
-            'gravity': Parameter.Type.DOUBLE_ARRAY,
-            'command_topic': params.DEFAULT_COMMAND_TOPIC,
-            'safe_action': 'hold',
-            'damping': 0.0,
-            'allow_partial_joints_goal': False,
-            'publish_tuning': True,
-        }
-        for name, descriptor in params.static_descriptors().items():
-            self.declare_parameter(name, defaults[name], descriptor)
-
-    def _check_static_parameters(self):
-        """Start-up values come from YAML/launch before any set-callback exists."""
-        for name in params.static_descriptors():
-            if name == 'robot_description':
-                continue            # a bad description is logged, not fatal
-            reason = params.validate(name, self._value(name), [])
-            if reason:
-                raise ConfigurationError(f'parameter {name}: {reason}')
-
-    def _declare_gain_parameters(self, joints):
-        """Declared without a value: unless YAML/launch sets one, a gain stays unset until
-        the core has derived its default from the model (_fill_default_gains)."""
-        for joint in joints:
-            for field in params.GAIN_FIELDS:
-                name = params.gain_parameter_name(joint, field)
-                if self.has_parameter(name):
-                    continue
-                self.declare_parameter(
-                    name, Parameter.Type.DOUBLE, params.gain_descriptor(joint, field))
-                value = self._value(name)
-                if value is not None and params.validate(name, value, joints):
-                    raise ConfigurationError(params.validate(name, value, joints))
-
-    def _value(self, name):
-        """A parameter's value; None while it is declared without one."""
-        parameter = self.get_parameter_or(name)
-        return None if parameter is None else parameter.value
-
-    def _gains(self, field, joints):
-        """{joint: value} of the gain parameters that have a value."""
-        values = {j: self._value(params.gain_parameter_name(j, field)) for j in joints}
-        return {j: v for j, v in values.items() if v is not None}
-
-    def _core_gains(self, joints=None):
-        """Gain parameters as ControllerConfig / set_gains keyword arguments."""
-        joints = self._joints if joints is None else joints
-        return {core: self._gains(field, joints) for field, core in GAIN_FIELD_TO_CORE.items()}
-
-    def _fill_default_gains(self):
-        """Show the model-derived defaults the core chose as parameter values."""
-        unset = []
-        for field, core in GAIN_FIELD_TO_CORE.items():
-            values = getattr(self._controller.gains, core)
-            for joint, value in zip(self._joints, values):
-                name = params.gain_parameter_name(joint, field)
-                if self._value(name) is None:
-                    unset.append(Parameter(name, Parameter.Type.DOUBLE, float(value)))
-        if unset:
-            self.set_parameters(unset)
-
     def _validate_parameters(self, parameters):
-        reasons = []
-        for parameter in parameters:
-            if parameter.value is None:
-                continue    # a gain being declared without a value (see _declare_gain_parameters)
-            if parameter.name == 'robot_description':
-                reason = self._check_description_parameter(parameter.value)
-            else:
-                reason = params.validate(parameter.name, parameter.value, self._joints)
-            if reason:
-                reasons.append(f'{parameter.name}: {reason}')
-        if reasons:
-            self._pending_model = None
-            return SetParametersResult(successful=False, reason='; '.join(reasons))
+        """Refuse a set with the reasons, or accept it; a new description or gravity is
+        accepted only once its model is built, and is then already in use."""
+        found = reasons(TABLE, parameters, self._joints, {'robot_description': lambda xml: None})
+        by_name = {p.name: p.value for p in parameters}
+        candidate = None
+        if not found and ('robot_description' in by_name or 'gravity' in by_name):
+            try:
+                candidate = self._model_candidate(by_name)
+            except ModelRefused as error:
+                name = 'robot_description' if 'robot_description' in by_name else 'gravity'
+                found.append(f'{name}: {error}')
+        if found:
+            return SetParametersResult(successful=False, reason='; '.join(found))
+        if 'robot_description' in by_name:
+            self._source.parameter = by_name['robot_description']
+        if candidate is not None:
+            source = PARAMETER_SOURCE if 'robot_description' in by_name else 'a gravity change'
+            self._use(candidate, source, by_name.get('gravity'))
+        elif 'gravity' in by_name:
+            self._source.gravity = tuple(by_name['gravity'] or ())
         return SetParametersResult(successful=True)
 
-    def _check_description_parameter(self, xml):
-        if not xml:
-            self._pending_model = None      # back to the topic; keep the current model
-            return None
-        model, reason = self._parse_model(xml)
-        self._pending_model = model
-        return reason
+    def _model_candidate(self, by_name):
+        """The model a description and/or gravity set asks for; None when nothing changes."""
+        gravity = by_name.get('gravity')
+        xml = by_name.get('robot_description')
+        if xml and not self._source.unchanged(xml):
+            return self._source.parse(xml, PARAMETER_SOURCE, gravity)
+        return None if gravity is None else self._source.regravitate(gravity)
 
     def _apply_parameters(self, parameters):
         try:
@@ -233,103 +144,105 @@ class ControllerNode(Node):
                 f'could not apply {[p.name for p in parameters]}: {type(error).__name__}: {error}')
 
     def _apply_accepted(self, parameters):
-        gains_changed = False
+        gains = {core: {} for core in GAIN_FIELDS.values()}
         for parameter in parameters:
+            found = TABLE.lookup(parameter.name)
             if parameter.name == 'mode' and self._controller is not None:
                 self._controller.set_mode(parameter.value, self._control_time())
-            elif parameter.name == 'robot_description' and self._pending_model is not None:
-                if self._install_model(self._pending_model, 'the robot_description parameter'):
-                    self._description = parameter.value
-                self._pending_model = None
-            elif parameter.name == 'gravity' and self._urdf_model is not None:
-                self._install_model(self._urdf_model, 'a gravity change', list(parameter.value))
-            elif params.parse_gain_parameter_name(parameter.name):
-                gains_changed = True
-        if gains_changed and self._controller is not None:
-            self._controller.set_gains(**self._core_gains())
+            elif parameter.name in ('robot_description', 'gravity') and self._controller is not None:
+                self._show_gains()
+            elif found is not None and found[1] is not None and not self._filling \
+                    and parameter.value is not None:
+                self._filled.discard(parameter.name)
+                gains[GAIN_FIELDS[parameter.name.rpartition('.')[2]]][found[1]] = parameter.value
+        if self._controller is not None and any(gains.values()):
+            self._controller.set_gains(**{core: v or None for core, v in gains.items()})
+
+    def _config(self):
+        """ControllerConfig from the parameters (gains: those with a value)."""
+        value_ = self._value
+        explicit = self._source.joints
+        return ControllerConfig(
+            mode=value_('mode'), joints=list(explicit) or None,
+            **self._gain_values(explicit), effort_scale=value_('effort_scale'),
+            state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
+            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'))
+
+    def _gain_values(self, joints, names=None):
+        """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
+        (only those in `names`, when given)."""
+        out = {}
+        for field, core in GAIN_FIELDS.items():
+            values = {j: self._value(gain_name(j, field)) for j in joints
+                      if names is None or gain_name(j, field) in names}
+            out[core] = {j: v for j, v in values.items() if v is not None} or None
+        return out
+
+    def _show_gains(self):
+        """Declare the gains of new joints (applying values YAML/launch gave them) and show
+        the model-derived defaults the core chose as parameter values, in one set."""
+        joints = self._controller.joint_names
+        try:
+            declared = declare_per_joint(self, TABLE, joints)
+        except ConfigurationError as error:
+            self.get_logger().error(f'gain parameter refused: {error}')
+            return
+        given = self._gain_values(joints, set(declared))
+        if any(given.values()):
+            self._controller.set_gains(**given)
+        fill = []
+        for field, core in GAIN_FIELDS.items():
+            for joint, gain in zip(joints, getattr(self._controller.gains, core)):
+                name = gain_name(joint, field)
+                if name in self._filled or self._value(name) is None:
+                    fill.append(Parameter(name, Parameter.Type.DOUBLE, float(gain)))
+        self._filled.update(p.name for p in fill)
+        self._filling = True
+        try:
+            self.set_parameters(fill)
+        finally:
+            self._filling = False
 
     # ------------------------------------------------------------------ model
 
+    def _build(self, model):
+        """What the controller needs of a model (ModelSource's build step): the controller
+        itself for the first model, then a ModelPlan for Controller.set_model."""
+        if self._controller is None:
+            return Controller(model, self._config())
+        return self._controller.prepare_model(model)
+
+    def _use(self, candidate, source, gravity=None):
+        self._source.install(candidate, gravity)
+        if isinstance(candidate.built, Controller):
+            self._controller = candidate.built
+        else:
+            self._controller.set_model(candidate.built)
+        self._joints = frozenset(self._controller.joint_names)
+        self.get_logger().info(f'model {candidate.model.name!r} from {source}: '
+                               f'controlling {len(self._joints)} joints')
+
     def _on_robot_description(self, msg):
-        if self._value('robot_description'):
+        if self._source.topic_ignored():
             self.get_logger().info(
                 'robot_description topic ignored: the robot_description parameter is set')
             return
-        self._load_description(msg.data, 'the robot_description topic')
+        self._load_description(msg.data, TOPIC_SOURCE)
 
     def _load_description(self, xml, source):
-        if self._model is not None and xml == self._description:
+        if self._source.unchanged(xml):
             # e.g. robot_state_publisher restarted: reloading would drop the trajectory
             self.get_logger().info(f'robot description from {source} unchanged')
             return
-        model, reason = self._parse_model(xml)
-        if model is None:
-            keeping = 'keeping the previous model' if self._model else 'no model yet, publishing nothing'
-            self.get_logger().error(f'rejected robot description from {source}: {reason} ({keeping})')
+        try:
+            candidate = self._source.parse(xml, source)
+        except ModelRefused as error:
+            keeping = 'keeping the previous model' if self._controller else \
+                'no model yet, publishing nothing'
+            self.get_logger().error(f'rejected robot description from {source}: {error} ({keeping})')
             return
-        if self._install_model(model, source):
-            self._description = xml
-
-    def _parse_model(self, xml):
-        """(model, None) for a usable description, else (None, reason)."""
-        try:
-            model = load_urdf(xml)
-        except Exception as error:  # urdf_parser_py raises more than ModelError on bad XML
-            return None, f'{type(error).__name__}: {error}'
-        # An explicit `joints` list must exist in every model; without one the node follows
-        # whatever robot the description describes.
-        missing = [j for j in self._value('joints') or [] if j not in model.joint_names]
-        if missing:
-            return None, f'joints {missing} are not moving joints of robot {model.name!r}'
-        return model, None
-
-    def _with_gravity_override(self, model, gravity=None):
-        gravity = self._value('gravity') if gravity is None else gravity
-        return model.with_gravity(np.asarray(gravity, dtype=float)) if len(gravity or []) else model
-
-    def _install_model(self, urdf_model, source, gravity=None):
-        """Hand a parsed model (URDF gravity) to the controller; keep the old one on failure."""
-        model = self._with_gravity_override(urdf_model, gravity)
-        try:
-            if self._controller is None or not set(self._joints) <= set(model.joint_names):
-                # first model, or another robot: command all its joints from now on
-                self._joints = list(self._value('joints') or [])
-                self._controller = self._create_controller(model)
-                self._state_names = None
-                self._tuning_msgs = {}
-            else:
-                self._controller.set_model(model)
-                self._controller.set_gains(**self._core_gains())  # set_model restores config gains
-        except Exception as error:
-            self.get_logger().error(f'cannot use the model from {source}: {error}')
-            return False
-        self._model = model
-        self._urdf_model = urdf_model
-        index = [model.joint_names.index(j) for j in self._joints]
-        self._effort_limit = np.asarray(model.effort_limit)[index]
-        self._fill_default_gains()
-        self.get_logger().info(
-            f'model {model.name!r} from {source}: controlling {len(self._joints)} joints')
-        return True
-
-    def _create_controller(self, model):
-        """The first usable model fixes the joints (all moving ones unless `joints` is set)."""
-        joints = self._joints or list(model.joint_names)
-        self._declare_gain_parameters(joints)
-        value = self._value
-        config = ControllerConfig(
-            mode=value('mode'),
-            joints=list(joints),
-            **self._core_gains(joints),
-            effort_scale=value('effort_scale'),
-            state_timeout=value('state_timeout'),
-            safe_action=value('safe_action'),
-            damping=value('damping'),
-            allow_partial_joints_goal=value('allow_partial_joints_goal'),
-        )
-        controller = Controller(model, config)
-        self._joints = joints
-        return controller
+        self._use(candidate, source)
+        self._show_gains()
 
     # ------------------------------------------------------------------ control
 
@@ -375,8 +288,8 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if self._publish_command(command):
-            self._publish_tuning(command, msg.header.stamp, names, q, qd)
+        if self._publish_command(command) and self._tuning is not None:
+            self._tuning.publish(command, msg.header.stamp, names, q, qd)
 
     def _on_watchdog(self):
         if self._controller is None or not self._state_seen:
@@ -405,47 +318,19 @@ class ControllerNode(Node):
     def _publish_command(self, command):
         """Publish command.tau unless it is unfit to reach a motor. True when published."""
         tau = np.asarray(command.tau, dtype=np.float64)
-        if tau.shape != self._effort_limit.shape or not np.all(np.isfinite(tau)):
+        limit = self._controller.effort_limit
+        if tau.shape != limit.shape or not np.all(np.isfinite(tau)):
             self.get_logger().error(
                 f'controller produced an unusable effort {tau!r}; nothing published',
                 throttle_duration_sec=WARN_PERIOD_S)
             return False
-        if np.any(np.abs(tau) > self._effort_limit):
+        if np.any(np.abs(tau) > limit):
             # The core clamps; this is the last line of defence, so shout if it fires.
-            self._warn(f'effort {tau} beyond the URDF limits {self._effort_limit}; clamped')
-            tau = np.clip(tau, -self._effort_limit, self._effort_limit)
+            self._warn(f'effort {tau} beyond the URDF limits {limit}; clamped')
+            tau = np.clip(tau, -limit, limit)
         self._command_msg.data = float_array(tau)
         self._command_pub.publish(self._command_msg)
         return True
-
-    def _publish_tuning(self, command, state_stamp, names, q, qd):
-        if not self._tuning_pubs:
-            return
-        stamp = state_stamp if (state_stamp.sec or state_stamp.nanosec) else \
-            self.get_clock().now().to_msg()
-        actual_q, actual_qd = self._in_joint_order(names, q), self._in_joint_order(names, qd)
-        self._publish_joint_state('desired', stamp, command.desired_q, command.desired_qd)
-        self._publish_joint_state('actual', stamp, actual_q, actual_qd, command.tau)
-        self._publish_joint_state(
-            'error', stamp, command.error, np.asarray(command.desired_qd) - actual_qd)
-        self._publish_joint_state('feedforward', stamp, effort=command.feedforward)
-        self._publish_joint_state('feedback', stamp, effort=command.feedback)
-
-    def _publish_joint_state(self, topic, stamp, position=(), velocity=(), effort=()):
-        # Reusing the message saves re-validating the joint names at 1 kHz.
-        msg = self._tuning_msgs.get(topic)
-        if msg is None:
-            msg = self._tuning_msgs[topic] = JointState(name=list(self._joints))
-        fill_joint_state(msg, stamp, position, velocity, effort)
-        self._tuning_pubs[topic].publish(msg)
-
-    def _in_joint_order(self, names, values):
-        """The state's values in `joints` order, for plotting next to the command.
-        (The core does its own matching; this only reorders what it accepted.)"""
-        if tuple(names) != self._state_names:
-            self._state_names = tuple(names)
-            self._state_index = [self._state_names.index(j) for j in self._joints]
-        return np.asarray(values)[self._state_index]
 
     def _watchdog_period(self):
         # Four checks per timeout: the safe action starts within 1.25 x state_timeout

@@ -55,3 +55,10 @@ def fill_joint_state(msg, stamp, position=(), velocity=(), effort=()):
     msg.velocity = float_array(velocity)
     msg.effort = float_array(effort)
     return msg
+
+
+def time_msg(seconds_):
+    """float seconds -> builtin_interfaces Time (rounded to the nanosecond)."""
+    from builtin_interfaces.msg import Time
+    nanoseconds = int(round(seconds_ * 1e9))
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)

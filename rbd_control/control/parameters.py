@@ -1,0 +1,86 @@
+"""The rbd_controller node's parameters: the one definition (see parameter_table.py).
+
+A new parameter is one entry here plus its use. ControllerConfig takes its defaults and
+checks from this table; the node declares, describes and validates from it; the README's
+list is generated from it (python -m rbd_control.parameter_docs).
+"""
+from .parameter_table import JOINT, Parameter, ParameterTable, finite_number
+
+__all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
+           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name"]
+
+MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
+TRACKING_MODES = ("feedforward_pd", "computed_torque")
+SAFE_ACTIONS = ("hold", "zero")
+DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
+# A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt.
+MAX_GAIN = 1.0e6
+# Gain parameter field -> the Gains / ControllerConfig field it sets.
+GAIN_FIELDS = {"p": "kp", "d": "kd", "i": "ki", "i_clamp": "i_clamp"}
+
+
+def gain_name(joint: str, field: str) -> str:
+    return f"gains.{joint}.{field}"
+
+
+def _check_gravity(value):
+    values = list(value or [])
+    if len(values) not in (0, 3):
+        return f"gravity needs 3 values [x, y, z] (or none), got {len(values)}"
+    if not all(finite_number(v) for v in values):
+        return "gravity values must be finite numbers"
+    return None
+
+
+def _check_joints(value):
+    names = list(value or [])
+    if len(set(names)) != len(names):
+        return "joints lists a joint twice"
+    if any(not n for n in names):
+        return "joints contains an empty name"
+    return None
+
+
+def _gain(field, meaning):
+    return Parameter(
+        gain_name(JOINT, field), "double", None,
+        f"{meaning} of the joint; unset: the model-derived default (gains.py)",
+        read_only=False, low=0.0, high=MAX_GAIN)
+
+
+CONTROLLER_PARAMETERS = ParameterTable([
+    Parameter("robot_description", "string", "",
+              "URDF XML. Empty: take the robot_description topic (transient_local).",
+              read_only=False),
+    Parameter("mode", "string", "feedforward_pd", "Control law.", read_only=False, choices=MODES),
+    Parameter("joints", "string_array", None,
+              "Controlled joints, in the order of the command array. Empty: every moving "
+              "joint of the URDF.", check=_check_joints, constraint="distinct, non-empty names"),
+    Parameter("state_timeout", "double", 0.1,
+              "Seconds without a valid joint state before the safe action.",
+              low=0.0, high=10.0, low_open=True),
+    Parameter("effort_scale", "double", 1.0,
+              "Fraction of the URDF <limit effort> the command may reach.",
+              low=0.0, high=1.0, low_open=True),
+    Parameter("gravity", "double_array", None,
+              "Gravity vector [x, y, z] in the root frame, m/s^2. Empty: the model default "
+              "[0, 0, -9.81].", read_only=False, check=_check_gravity,
+              constraint="empty or 3 finite numbers"),
+    Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC,
+              "Float64MultiArray effort topic (JointGroupEffortController input).",
+              check=lambda v: None if v else "command_topic must not be empty",
+              constraint="not empty"),
+    Parameter("safe_action", "string", "hold", "What to command when joint states stop.",
+              choices=SAFE_ACTIONS),
+    Parameter("damping", "double", 0.0,
+              "gravity_compensation only: damping torque -damping * qd, N m s/rad, every joint.",
+              low=0.0, high=MAX_GAIN),
+    Parameter("allow_partial_joints_goal", "bool", False,
+              "Accept trajectories that name only some of the joints."),
+    Parameter("publish_tuning", "bool", True,
+              "Publish ~/desired, ~/actual, ~/error, ~/feedforward, ~/feedback."),
+    _gain("p", "Proportional gain, N m/rad,"),
+    _gain("d", "Derivative gain, N m s/rad,"),
+    _gain("i", "Integral gain, N m/(rad s),"),
+    _gain("i_clamp", "Bound on the integral term, N m,"),
+])
