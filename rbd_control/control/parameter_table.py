@@ -158,5 +158,6 @@ def markdown(table: ParameterTable, title: str) -> str:
         default = "unset" if p.default is None else f"`{p.default!r}`"
         when = "start-up" if p.read_only else "runtime"
         meaning = p.description + (f" ({p.constraints_text()})" if p.constraints_text() else "")
+        meaning = meaning.replace("<", "&lt;").replace("|", "\\|")
         lines.append(f"| `{p.name}` | {p.type} | {default} | {when} | {meaning} |")
     return "\n".join(lines) + "\n"

@@ -36,18 +36,16 @@ import time
 import mujoco
 import rclpy
 import rclpy.executors
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 
+from rbd_control.ros.conversions import time_msg
+from rbd_control.ros.parameters import ConfigurationError, declare, value
+from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
+from rbd_control.sim.parameters import SIM_PARAMETERS
 from rbd_control.sim.simulator import Simulator
-
-DESCRIPTION_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 # Real-time mode never runs more than this many physics steps in one tick: after a long
 # stall (debugger, overloaded CPU) sim time slips instead of fast-forwarding blindly.
 MAX_CATCH_UP_STEPS = 50
@@ -84,35 +82,13 @@ class MujocoSimNode(Node):
     # --- parameters -----------------------------------------------------------
 
     def _declare_parameters(self) -> None:
-        for name, default, description in (
-            ("robot_description", "", "URDF XML; empty: use the /robot_description topic"),
-            ("joints", [""], "command order of /effort_controller/commands; empty: all joints"),
-            ("initial_positions", [0.0], "start pose, one value per entry of `joints`"),
-            ("timestep", 0.001, "physics step, seconds"),
-            ("lockstep", False, "one physics step per command instead of real time"),
-            ("lockstep_kick_period", 0.5, "re-publish an unanswered state after this wall time"),
-            ("lockstep_resync_window", 0.1, "lockstep: absorb duplicate answers this long"),
-            ("real_time_factor", 1.0, "real time: sim seconds per wall second"),
-            ("wait_for_first_command", True, "real time: hold physics until a command arrives"),
-            ("joint_damping", True, "apply URDF <dynamics damping friction>"),
-            ("clamp_effort", True, "saturate commands at URDF <limit effort>"),
-            ("publish_clock", True, "publish /clock (sim time)"),
-            ("publish_latency", False, "publish ~/command_latency"),
-            ("command_topic", "/effort_controller/commands", "effort command topic"),
-            ("state_topic", "/joint_states", "joint state topic"),
-        ):
-            # read-only: each shapes the model or the wiring; restart the node to change it
-            self.declare_parameter(
-                name, default, ParameterDescriptor(description=description, read_only=True)
-            )
+        declare(self, SIM_PARAMETERS)   # ConfigurationError for a bad start-up value
 
     def _parameter(self, name):
-        value = self.get_parameter(name).value
-        if name == "joints":  # [""] is how a ROS string array says "empty"
-            return [j for j in value if j]
-        if name == "initial_positions" and list(value) == [0.0]:
-            return []
-        return value
+        current = value(self, name)
+        if name in ("joints", "initial_positions"):  # declared without a value: empty
+            return list(current or [])
+        return current
 
     # --- robot description ----------------------------------------------------
 
@@ -124,7 +100,7 @@ class MujocoSimNode(Node):
             self.get_logger().info("waiting for /robot_description")
         # The topic is watched either way, so a robot_state_publisher that publishes a
         # new description later (a different robot) is honoured, like controller_manager.
-        self.create_subscription(String, "/robot_description", self._on_description, DESCRIPTION_QOS)
+        self.create_subscription(String, "/robot_description", self._on_description, ROBOT_DESCRIPTION_QOS)
 
     def _on_description(self, msg: String) -> None:
         if self._sim is not None and msg.data == self._urdf:
@@ -268,7 +244,7 @@ class MujocoSimNode(Node):
                 "MuJoCo reset the arm to the zero pose. Usually: gains too high for this timestep."
             )
         state = self._sim.state()
-        stamp = _time_msg(state.time)
+        stamp = time_msg(state.time)
         if self._clock_pub is not None:
             self._clock_pub.publish(Clock(clock=stamp))
         msg = JointState()
@@ -281,16 +257,14 @@ class MujocoSimNode(Node):
         self._state_pub.publish(msg)
 
 
-def _time_msg(seconds: float):
-    from builtin_interfaces.msg import Time
-
-    nanoseconds = int(round(seconds * 1e9))
-    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
-
-
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     rclpy.init(args=argv if argv is not None else sys.argv)
-    node = MujocoSimNode()
+    try:
+        node = MujocoSimNode()
+    except ConfigurationError as error:
+        print(f"rbd_mujoco_sim: {error}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 1
     # MuJoCo would otherwise append its warnings to MUJOCO_LOG.TXT in the working directory.
     mujoco.set_mju_user_warning(lambda text: node.get_logger().warning(f"MuJoCo: {text}"))
     try:
@@ -300,7 +274,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -568,3 +568,20 @@ def test_every_state_of_a_1khz_stream_from_another_process_is_answered(
     assert answered == sent, f'{sent} states, {answered} commands'
     assert 'joint state ignored' not in rig.process.log()
     assert all(finite(c.data) for c in rig.commands[::97])
+
+
+def test_a_description_the_controller_cannot_use_is_refused_not_reported_as_set(
+        spawn_node, ros_node):
+    """It parses, but a zero effort limit cannot be torque-controlled: the set must fail
+    with the reason, and the node keeps controlling the last good model."""
+    rig = start(spawn_node, ros_node, mode='gravity_compensation')
+    no_effort = URDF.replace('effort="80" velocity="3.0"', 'effort="0" velocity="3.0"')
+    assert no_effort != URDF
+    results = set_parameters(ros_node, NODE, {'robot_description': no_effort})
+    assert not results['robot_description'].successful
+    assert 'elbow' in results['robot_description'].reason, results['robot_description'].reason
+    assert get_parameters(ros_node, NODE, ['robot_description'])['robot_description'] == URDF
+    msg = shuffled_state(np.random.default_rng(12), ALL_JOINTS, *random_state(np.random.default_rng(13)))
+    expected = core('gravity_compensation', joints=ALL_JOINTS).update(
+        0.0, msg.name, msg.position, msg.velocity).tau
+    assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE

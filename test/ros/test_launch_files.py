@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rbd_control.ros import parameters as params
+from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, MODES, gain_name
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
@@ -113,7 +113,7 @@ def test_every_console_script_points_at_a_main_function():
 
 def test_arm_launch_passes_only_declared_parameters_to_rbd_controller():
     tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
-    declared = set(params.static_descriptors()) | {'use_sim_time'}
+    declared = {p.name for p in CONTROLLER_PARAMETERS.fixed} | {'use_sim_time'}
     controller_calls = [c for c in node_calls(tree)
                         if isinstance(c.get('executable'), ast.Constant)
                         and c['executable'].value == 'rbd_controller']
@@ -125,7 +125,7 @@ def test_arm_launch_passes_only_declared_parameters_to_rbd_controller():
 
 def test_arm_launch_modes_are_the_node_modes():
     constants = module_constants(ast.parse((REPO / 'launch' / 'arm.launch.py').read_text()))
-    assert tuple(constants['MODES']) == params.MODES
+    assert tuple(constants['MODES']) == MODES
     assert constants['SIMULATORS'] == ('none', 'mujoco', 'gazebo')
 
 
@@ -137,14 +137,14 @@ def test_controller_yaml_uses_declared_parameters_with_valid_values():
         if name == 'gains':
             assert set(value) <= set(joints)
             for joint, gains in value.items():
-                assert set(gains) <= set(params.GAIN_FIELDS)
+                assert set(gains) <= set(GAIN_FIELDS)
                 for field, gain in gains.items():
-                    full = params.gain_parameter_name(joint, field)
+                    full = gain_name(joint, field)
                     assert isinstance(gain, float), f'{full} must be a YAML float'
-                    assert params.validate(full, gain, joints) is None
+                    assert CONTROLLER_PARAMETERS.validate(full, gain, set(joints)) is None
             continue
-        assert name in params.static_descriptors(), f'unknown parameter {name}'
-        assert params.validate(name, value, joints) is None, name
+        assert CONTROLLER_PARAMETERS.lookup(name) is not None, f'unknown parameter {name}'
+        assert CONTROLLER_PARAMETERS.validate(name, value, set(joints)) is None, name
 
 
 def test_yaml_joints_match_the_default_arm_and_the_gazebo_controller():

@@ -1,0 +1,45 @@
+"""The rbd_mujoco_sim node's parameters, defined once (see control/parameter_table.py).
+
+All are read-only: each shapes the model or the wiring; restart the node to change one.
+"""
+from rbd_control.control.parameter_table import Parameter, ParameterTable, finite_number
+from rbd_control.control.parameters import DEFAULT_COMMAND_TOPIC
+
+__all__ = ["SIM_PARAMETERS"]
+
+
+def _finite_numbers(values):
+    return None if all(finite_number(v) for v in values or []) else \
+        "initial_positions must be finite numbers"
+
+
+SIM_PARAMETERS = ParameterTable([
+    Parameter("robot_description", "string", "",
+              "URDF XML; empty: use the /robot_description topic."),
+    Parameter("joints", "string_array", None,
+              "Command order of the effort topic; empty: all joints."),
+    Parameter("initial_positions", "double_array", None,
+              "Start pose, one value per entry of `joints`; empty: the zero pose.",
+              check=_finite_numbers, constraint="finite numbers"),
+    Parameter("timestep", "double", 0.001, "Physics step, seconds.",
+              low=0.0, high=1.0, low_open=True),
+    Parameter("lockstep", "bool", False, "One physics step per command instead of real time."),
+    Parameter("lockstep_kick_period", "double", 0.5,
+              "Re-publish an unanswered state after this wall time, seconds.",
+              low=0.0, high=60.0, low_open=True),
+    Parameter("lockstep_resync_window", "double", 0.1,
+              "Lockstep: absorb duplicate answers this long, seconds.",
+              low=0.0, high=60.0, low_open=True),
+    Parameter("real_time_factor", "double", 1.0, "Real time: sim seconds per wall second.",
+              low=0.0, high=1000.0, low_open=True),
+    Parameter("wait_for_first_command", "bool", True,
+              "Real time: hold physics until a command arrives."),
+    Parameter("joint_damping", "bool", True, "Apply URDF <dynamics damping friction>."),
+    Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),
+    Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
+    Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),
+    Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC, "Effort command topic.",
+              check=lambda v: None if v else "command_topic must not be empty"),
+    Parameter("state_topic", "string", "/joint_states", "Joint state topic.",
+              check=lambda v: None if v else "state_topic must not be empty"),
+])

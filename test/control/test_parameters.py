@@ -1,0 +1,78 @@
+"""The declarative parameter table: lookup, validation, per-joint templates, and
+ControllerConfig taking its defaults and checks from it."""
+import math
+
+import pytest
+
+from rbd_control.control import ControllerConfig
+from rbd_control.control.parameter_table import Parameter, ParameterTable
+from rbd_control.control.parameters import CONTROLLER_PARAMETERS as TABLE, MODES, SAFE_ACTIONS
+from rbd_control.control.safety import ConfigError
+
+JOINTS = {"shoulder_pan", "elbow"}
+
+
+@pytest.mark.parametrize("name, value, reason", [
+    ("mode", "impedance", "unknown mode 'impedance'"),
+    ("safe_action", "brake", "unknown safe_action 'brake'"),
+    ("state_timeout", 0.0, "state_timeout must be a finite number in (0, 10]"),
+    ("state_timeout", math.inf, "state_timeout"),
+    ("effort_scale", 1.5, "effort_scale must be a finite number in (0, 1]"),
+    ("damping", -1.0, "damping"),
+    ("gravity", [0.0, -9.81], "gravity needs 3 values"),
+    ("gravity", [0.0, 0.0, math.nan], "finite"),
+    ("joints", ["elbow", "elbow"], "twice"),
+    ("command_topic", "", "must not be empty"),
+    ("gains.elbow.p", -1.0, "gains.elbow.p must be a finite number"),
+    ("gains.elbow.i_clamp", math.nan, "gains.elbow.i_clamp"),
+    ("gains.knee.d", 1.0, "'knee', which is not a controlled joint"),
+])
+def test_bad_values_are_refused_with_a_reason(name, value, reason):
+    assert reason in (TABLE.validate(name, value, JOINTS) or "")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("mode", "computed_torque"), ("state_timeout", 10.0), ("effort_scale", 1.0),
+    ("gravity", []), ("gravity", [0.0, 0.0, -3.71]), ("joints", []), ("gains.elbow.p", 0.0),
+    ("gains.shoulder_pan.i_clamp", 30.0), ("use_sim_time", True),
+])
+def test_good_values_pass(name, value):
+    assert TABLE.validate(name, value, JOINTS) is None
+
+
+def test_per_joint_templates_resolve_joint_names_with_dots():
+    parameter, joint = TABLE.lookup("gains.arm.link.2.i_clamp")
+    assert parameter.name == "gains.<joint>.i_clamp" and joint == "arm.link.2"
+    assert TABLE.lookup("gains..p") is None and TABLE.lookup("gains.elbow.q") is None
+
+
+def test_choices_are_defined_once():
+    assert TABLE["mode"].choices == MODES
+    assert TABLE["safe_action"].choices == SAFE_ACTIONS
+    assert "one of: hold, zero" in TABLE["safe_action"].constraints_text()
+
+
+def test_controller_config_defaults_come_from_the_table():
+    config = ControllerConfig()
+    for name in ("mode", "state_timeout", "effort_scale", "safe_action", "allow_partial_joints_goal"):
+        assert getattr(config, name) == TABLE.default(name), name
+
+
+def test_controller_config_check_uses_the_table_reason():
+    with pytest.raises(ConfigError, match="effort_scale must be a finite number in \\(0, 1\\]"):
+        ControllerConfig(effort_scale=0.0).check()
+
+
+def test_a_table_refuses_a_parameter_defined_twice_or_an_unknown_type():
+    with pytest.raises(ValueError, match="twice"):
+        ParameterTable([Parameter("a", "bool", True, ""), Parameter("a", "bool", False, "")])
+    with pytest.raises(ValueError, match="unknown type"):
+        Parameter("a", "float", 1.0, "")
+
+
+def test_custom_check_and_open_bounds():
+    parameter = Parameter("x", "double", 1.0, "", low=0.0, high=2.0, high_open=True,
+                          check=lambda v: "x must not be 1.5" if v == 1.5 else None)
+    assert parameter.validate(0.0) is None
+    assert "[0, 2)" in parameter.validate(2.0)
+    assert parameter.validate(1.5) == "x must not be 1.5"
