@@ -34,12 +34,14 @@ from typing import Sequence
 
 import yaml
 
+from rbd_control.control.parameters import MODES
+from rbd_control.ros.conversions import seconds, time_msg
+
 CONTROLLER_MODULE = "rbd_control.ros.controller_node"
 SIMULATOR_MODULE = "rbd_control.sim.ros_node"
 CONTROLLER_NODE = "rbd_controller"
 SIMULATOR_NODE = "rbd_mujoco_sim"
 CONFIG_FILE = "config/arm_controller.yaml"
-MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
 # A ready, unremarkable pose of the default arm: elbow bent, wrist level, away from limits.
 DEFAULT_ARM_HOME = {
     "shoulder_pan": 0.0,
@@ -227,13 +229,11 @@ class Bringup:
 
 def make_description_publisher(node, urdf: str):
     """Publish `urdf` on /robot_description the way robot_state_publisher does."""
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
 
-    qos = QoSProfile(
-        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-    )
-    publisher = node.create_publisher(String, "/robot_description", qos)
+    from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
+
+    publisher = node.create_publisher(String, "/robot_description", ROBOT_DESCRIPTION_QOS)
     publisher.publish(String(data=urdf))
     return publisher
 
@@ -252,8 +252,7 @@ def joint_trajectory_msg(joints: Sequence[str], points):
             point.velocities = [float(x) for x in qd]
         if qdd is not None:
             point.accelerations = [float(x) for x in qdd]
-        nanoseconds = int(round(t * 1e9))
-        point.time_from_start = Duration(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9)
+        point.time_from_start = time_msg(t, Duration)
         msg.points.append(point)
     return msg
 
@@ -312,7 +311,7 @@ class _LoopWatcher:
         self._reported_at = time.monotonic()
         stamp = self.last_state.header.stamp
         print(
-            f"rbd_bringup: sim t = {stamp.sec + stamp.nanosec * 1e-9:7.2f} s, "
+            f"rbd_bringup: sim t = {seconds(stamp):7.2f} s, "
             f"{self.states} joint states, {self.commands} effort commands seen",
             flush=True,
         )

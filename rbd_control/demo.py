@@ -250,7 +250,7 @@ class TrackingStats:
 
 def tracking_stats(series: Series) -> TrackingStats:
     _, desired, actual, effort = series.arrays()
-    error = _wrap(desired - actual)
+    error = wrap_to_pi(desired - actual)
     return TrackingStats(
         rms=np.sqrt(np.mean(error**2, axis=0)),
         max=np.max(np.abs(error), axis=0),
@@ -263,10 +263,6 @@ def drift(series: Series) -> np.ndarray:
     """Largest |q(t) − q(0)| per joint over the hold."""
     _, _, actual, _ = series.arrays()
     return np.max(np.abs(actual - actual[0]), axis=0)
-
-
-def _wrap(angle):
-    return (np.asarray(angle) + math.pi) % (2 * math.pi) - math.pi
 
 
 def summary_table(joints, gravity: Series, tracking: dict[str, Series], latency: np.ndarray) -> str:
@@ -357,7 +353,7 @@ def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Serie
     for c, mode in enumerate(modes):
         t, desired, actual, _ = tracking[mode].arrays()
         t = t - t[0]
-        error = _wrap(desired - actual) * 1e3
+        error = wrap_to_pi(desired - actual) * 1e3
         for j in range(n):
             axes[j, 0].plot(t, error[:, j], color=f"C{c}", lw=1.0, label=mode)
     for j in range(n):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .angles import wrap_to_pi
+
 from rbd_control.dynamics import gravity, rnea
 
 __all__ = [
@@ -25,14 +27,11 @@ __all__ = [
     "computed_torque",
 ]
 
-_TWO_PI = 2.0 * np.pi
-
-
 def position_error(q_desired, q, continuous=None):
     """q_desired - q, wrapped to [-pi, pi) where `continuous` is True."""
     error = np.asarray(q_desired, dtype=float) - np.asarray(q, dtype=float)
     if continuous is not None:
-        error[continuous] = (error[continuous] + np.pi) % _TWO_PI - np.pi
+        error[continuous] = wrap_to_pi(error[continuous])
     return error
 
 

@@ -27,6 +27,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .angles import wrap_to_pi  # re-exported
+
 __all__ = [
     "TrajectoryPoint",
     "JointTrajectory",
@@ -63,11 +65,6 @@ class JointTrajectory:
     joint_names: Sequence[str]
     points: Sequence[TrajectoryPoint] = field(default_factory=list)
     start_time: float = 0.0
-
-
-def wrap_to_pi(angle):
-    """Map angles to [-pi, pi) (numpy arrays or floats)."""
-    return (np.asarray(angle) + math.pi) % (2.0 * math.pi) - math.pi
 
 
 # --- segment polynomials: coefficients c0..c5 of q(s) = sum c_k s^k, s in [0, T] -------------

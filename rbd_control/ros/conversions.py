@@ -57,8 +57,10 @@ def fill_joint_state(msg, stamp, position=(), velocity=(), effort=()):
     return msg
 
 
-def time_msg(seconds_):
-    """float seconds -> builtin_interfaces Time (rounded to the nanosecond)."""
-    from builtin_interfaces.msg import Time
+def time_msg(seconds_, msg_type=None):
+    """float seconds -> builtin_interfaces Time (or `msg_type`, e.g. Duration), rounded to
+    the nanosecond; the inverse of `seconds`."""
+    if msg_type is None:
+        from builtin_interfaces.msg import Time as msg_type
     nanoseconds = int(round(seconds_ * 1e9))
-    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+    return msg_type(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)

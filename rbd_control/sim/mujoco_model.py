@@ -16,6 +16,8 @@ from typing import Iterable, Mapping, Sequence
 import mujoco
 import numpy as np
 
+from rbd_control.control.joint_map import JointMap
+
 # MuJoCo joint types with exactly one coordinate (URDF revolute/continuous/prismatic).
 _ONE_DOF = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
@@ -66,41 +68,51 @@ class Payload:
 
 @dataclass(frozen=True)
 class JointIndex:
-    """Where each named 1-DoF joint lives in MuJoCo's state vectors.
+    """Where each named 1-DoF joint lives in MuJoCo's state vectors: two JointMaps (the
+    control core's one joint-order map), into qpos and into the dof vectors.
 
     names[i] is stored at qpos[qpos_adr[i]], qvel[dof_adr[i]], qfrc_*[dof_adr[i]].
-    Use `take_*`/`put_*` so no caller ever indexes by MuJoCo's own order.
+    Use these methods so no caller ever indexes by MuJoCo's own order.
     """
 
-    names: tuple[str, ...]
-    qpos_adr: np.ndarray
-    dof_adr: np.ndarray
+    qpos: JointMap
+    dof: JointMap
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.qpos.names
+
+    @property
+    def qpos_adr(self) -> np.ndarray:
+        return self.qpos.index
+
+    @property
+    def dof_adr(self) -> np.ndarray:
+        return self.dof.index
 
     def positions(self, data: mujoco.MjData) -> np.ndarray:
-        return data.qpos[self.qpos_adr].copy()
+        return self.qpos.take(data.qpos).copy()
 
     def velocities(self, data: mujoco.MjData) -> np.ndarray:
-        return data.qvel[self.dof_adr].copy()
+        return self.dof.take(data.qvel).copy()
 
     def set_positions(self, data: mujoco.MjData, q: Sequence[float]) -> None:
-        data.qpos[self.qpos_adr] = np.asarray(q, dtype=float)
+        self.qpos.put_into(data.qpos, np.asarray(q, dtype=float))
 
     def set_velocities(self, data: mujoco.MjData, qd: Sequence[float]) -> None:
-        data.qvel[self.dof_adr] = np.asarray(qd, dtype=float)
+        self.dof.put_into(data.qvel, np.asarray(qd, dtype=float))
 
     def dof_vector(self, values: Sequence[float], nv: int) -> np.ndarray:
         """Scatter per-name values into a length-nv MuJoCo dof vector (zeros elsewhere)."""
-        out = np.zeros(nv)
-        out[self.dof_adr] = np.asarray(values, dtype=float)
-        return out
+        return self.dof.put(np.asarray(values, dtype=float))
 
     def take_dofs(self, dof_vector: np.ndarray) -> np.ndarray:
         """Gather a MuJoCo dof vector (e.g. qfrc_inverse) into this index's name order."""
-        return np.asarray(dof_vector)[self.dof_adr].copy()
+        return self.dof.take(dof_vector).copy()
 
     def take_matrix(self, full: np.ndarray) -> np.ndarray:
         """Gather an nv x nv matrix (e.g. from mj_fullM) into this index's name order."""
-        return np.asarray(full)[np.ix_(self.dof_adr, self.dof_adr)].copy()
+        return self.dof.take_matrix(full).copy()
 
 
 def build_mujoco_model(
@@ -167,7 +179,7 @@ def joint_index(model: mujoco.MjModel, names: Sequence[str] | None = None) -> Jo
             raise ValueError(f"joint {name!r} is not a 1-DoF joint")
         qpos_adr.append(model.jnt_qposadr[jid])
         dof_adr.append(model.jnt_dofadr[jid])
-    return JointIndex(tuple(names), np.array(qpos_adr, dtype=int), np.array(dof_adr, dtype=int))
+    return JointIndex(JointMap(names, qpos_adr, model.nq), JointMap(names, dof_adr, model.nv))
 
 
 def full_mass_matrix(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
