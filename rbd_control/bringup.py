@@ -35,6 +35,7 @@ from typing import Sequence
 import yaml
 
 from rbd_control.control.parameters import MODES
+from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.ros.conversions import seconds, time_msg
 
 CONTROLLER_MODULE = "rbd_control.ros.controller_node"
@@ -42,15 +43,7 @@ SIMULATOR_MODULE = "rbd_control.sim.ros_node"
 CONTROLLER_NODE = "rbd_controller"
 SIMULATOR_NODE = "rbd_mujoco_sim"
 CONFIG_FILE = "config/arm_controller.yaml"
-# A ready, unremarkable pose of the default arm: elbow bent, wrist level, away from limits.
-DEFAULT_ARM_HOME = {
-    "shoulder_pan": 0.0,
-    "shoulder_lift": -0.8,
-    "elbow": 1.4,
-    "wrist_1": -0.6,
-    "wrist_2": 0.5,
-    "wrist_3": 0.0,
-}
+
 
 
 # --- configuration ------------------------------------------------------------------
@@ -257,34 +250,6 @@ def joint_trajectory_msg(joints: Sequence[str], points):
     return msg
 
 
-def demo_waypoints(home: dict[str, float], joints: Sequence[str]):
-    """A workspace-spanning, rest-to-rest-at-the-ends trajectory that returns home.
-
-    Via points get finite-difference velocities so the arm sweeps through them
-    (quintic segments, zero acceleration at the vias); ~8 s in all.
-    """
-    import numpy as np
-
-    q0 = np.array([home.get(j, 0.0) for j in joints])
-    offsets = np.array(
-        [
-            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            [0.9, 0.35, -0.5, 0.6, -0.7, 1.0],
-            [-0.6, -0.3, 0.45, -0.5, 0.6, -0.8],
-            [0.4, 0.25, -0.35, 0.3, 0.4, 0.5],
-            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-        ]
-    )[:, : len(joints)]
-    if len(joints) > offsets.shape[1]:
-        offsets = np.pad(offsets, ((0, 0), (0, len(joints) - offsets.shape[1])))
-    times = np.array([0.5, 2.5, 4.5, 6.5, 8.5])
-    positions = q0 + offsets
-    velocities = np.zeros_like(positions)
-    velocities[1:-1] = (positions[2:] - positions[:-2]) / (times[2:] - times[:-2])[:, None]
-    accelerations = np.zeros_like(positions)
-    return [(t, q, v, a) for t, q, v, a in zip(times, positions, velocities, accelerations)]
-
-
 class _LoopWatcher:
     """Counts states and commands so the user sees the loop is closed (a line every 2 s)."""
 
@@ -357,42 +322,36 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     config = config_from_args(args)
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
 
-    rclpy.init()
-    node = rclpy.create_node("rbd_bringup")
-    make_description_publisher(node, config.urdf)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    watcher = _LoopWatcher(node)
-    trajectory_pub = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10)
-    sent = not args.demo_trajectory
-    started = time.monotonic()
-    with Bringup(config) as bringup:
-        print(f"rbd_bringup: logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
-        try:
-            while args.duration is None or time.monotonic() - started < args.duration:
-                executor.spin_once(timeout_sec=0.05)
-                bringup.check_alive()
-                # Send only once the controller answers states: before that it would refuse.
-                if not sent and watcher.commands > 100:
-                    joints = config.joints() or list(watcher.last_state.name)
-                    home = dict(zip(watcher.last_state.name, watcher.last_state.position))
-                    trajectory_pub.publish(joint_trajectory_msg(joints, demo_waypoints(home, joints)))
-                    print("rbd_bringup: demo trajectory sent", flush=True)
-                    sent = True
-                watcher.report()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except RuntimeError as error:
-            print(f"rbd_bringup: {error}", file=sys.stderr)
-            return 1
-        finally:
-            executor.shutdown()
-            node.destroy_node()
-            rclpy.try_shutdown()
+    from rbd_control.ros.run import ros_session
+
+    with ros_session("rbd_bringup") as (node, executor):
+        make_description_publisher(node, config.urdf)
+        watcher = _LoopWatcher(node)
+        trajectory_pub = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10)
+        sent = not args.demo_trajectory
+        started = time.monotonic()
+        with Bringup(config) as bringup:
+            print(f"rbd_bringup: logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
+            try:
+                while args.duration is None or time.monotonic() - started < args.duration:
+                    executor.spin_once(timeout_sec=0.05)
+                    bringup.check_alive()
+                    # Send only once the controller answers states: before that it would refuse.
+                    if not sent and watcher.commands > 100:
+                        joints = config.joints() or list(watcher.last_state.name)
+                        home = dict(zip(watcher.last_state.name, watcher.last_state.position))
+                        trajectory_pub.publish(joint_trajectory_msg(joints, demo_waypoints(home, joints)))
+                        print("rbd_bringup: demo trajectory sent", flush=True)
+                        sent = True
+                    watcher.report()
+            except (KeyboardInterrupt, ExternalShutdownException):
+                pass
+            except RuntimeError as error:
+                print(f"rbd_bringup: {error}", file=sys.stderr)
+                return 1
     return 0
 
 

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["JOINT", "Parameter", "ParameterTable", "finite_number", "markdown"]
+__all__ = ["JOINT", "Parameter", "ParameterTable", "finite_number", "markdown", "not_empty", "positive"]
 
 JOINT = "<joint>"      # the placeholder of per-joint templates
 TYPES = ("bool", "integer", "double", "string", "bool_array", "integer_array", "double_array",
@@ -28,6 +28,16 @@ TYPES = ("bool", "integer", "double", "string", "bool_array", "integer_array", "
 
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def positive(high: float) -> dict:
+    """Bounds (0, high] for a Parameter: Parameter(..., **positive(10.0))."""
+    return dict(low=0.0, high=high, low_open=True)
+
+
+def not_empty(name: str):
+    """A `check` refusing an empty value."""
+    return lambda value: None if value else f"{name} must not be empty"
 
 
 @dataclass(frozen=True)

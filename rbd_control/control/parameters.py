@@ -4,7 +4,7 @@ A new parameter is one entry here plus its use. ControllerConfig takes its defau
 checks from this table; the node declares, describes and validates from it; the README's
 list is generated from it (python -m rbd_control.parameter_docs).
 """
-from .parameter_table import JOINT, Parameter, ParameterTable, finite_number
+from .parameter_table import JOINT, Parameter, ParameterTable, finite_number, not_empty, positive
 
 __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
            "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name"]
@@ -57,19 +57,16 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "Controlled joints, in the order of the command array. Empty: every moving "
               "joint of the URDF.", check=_check_joints, constraint="distinct, non-empty names"),
     Parameter("state_timeout", "double", 0.1,
-              "Seconds without a valid joint state before the safe action.",
-              low=0.0, high=10.0, low_open=True),
+              "Seconds without a valid joint state before the safe action.", **positive(10.0)),
     Parameter("effort_scale", "double", 1.0,
-              "Fraction of the URDF <limit effort> the command may reach.",
-              low=0.0, high=1.0, low_open=True),
+              "Fraction of the URDF <limit effort> the command may reach.", **positive(1.0)),
     Parameter("gravity", "double_array", None,
               "Gravity vector [x, y, z] in the root frame, m/s^2. Empty: the model default "
               "[0, 0, -9.81].", read_only=False, check=_check_gravity,
               constraint="empty or 3 finite numbers"),
     Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC,
               "Float64MultiArray effort topic (JointGroupEffortController input).",
-              check=lambda v: None if v else "command_topic must not be empty",
-              constraint="not empty"),
+              check=not_empty("command_topic"), constraint="not empty"),
     Parameter("safe_action", "string", "hold", "What to command when joint states stop.",
               choices=SAFE_ACTIONS),
     Parameter("damping", "double", 0.0,

@@ -32,9 +32,7 @@ import sys
 import time
 
 import numpy as np
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rcl_interfaces.msg import SetParametersResult
@@ -47,6 +45,7 @@ from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_name
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
+from rbd_control.ros.run import spin_node
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS, ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.tuning import TuningPublisher
 
@@ -342,23 +341,7 @@ class ControllerNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    try:
-        node = ControllerNode()
-    except ConfigurationError as error:
-        print(f'rbd_controller: {error}', file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_node('rbd_controller', ControllerNode, args)
 
 
 if __name__ == '__main__':

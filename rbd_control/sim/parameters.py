@@ -2,7 +2,7 @@
 
 All are read-only: each shapes the model or the wiring; restart the node to change one.
 """
-from rbd_control.control.parameter_table import Parameter, ParameterTable, finite_number
+from rbd_control.control.parameter_table import Parameter, ParameterTable, finite_number, not_empty, positive
 from rbd_control.control.parameters import DEFAULT_COMMAND_TOPIC
 
 __all__ = ["SIM_PARAMETERS"]
@@ -21,17 +21,14 @@ SIM_PARAMETERS = ParameterTable([
     Parameter("initial_positions", "double_array", None,
               "Start pose, one value per entry of `joints`; empty: the zero pose.",
               check=_finite_numbers, constraint="finite numbers"),
-    Parameter("timestep", "double", 0.001, "Physics step, seconds.",
-              low=0.0, high=1.0, low_open=True),
+    Parameter("timestep", "double", 0.001, "Physics step, seconds.", **positive(1.0)),
     Parameter("lockstep", "bool", False, "One physics step per command instead of real time."),
     Parameter("lockstep_kick_period", "double", 0.5,
-              "Re-publish an unanswered state after this wall time, seconds.",
-              low=0.0, high=60.0, low_open=True),
+              "Re-publish an unanswered state after this wall time, seconds.", **positive(60.0)),
     Parameter("lockstep_resync_window", "double", 0.1,
-              "Lockstep: absorb duplicate answers this long, seconds.",
-              low=0.0, high=60.0, low_open=True),
+              "Lockstep: absorb duplicate answers this long, seconds.", **positive(60.0)),
     Parameter("real_time_factor", "double", 1.0, "Real time: sim seconds per wall second.",
-              low=0.0, high=1000.0, low_open=True),
+              **positive(1000.0)),
     Parameter("wait_for_first_command", "bool", True,
               "Real time: hold physics until a command arrives."),
     Parameter("joint_damping", "bool", True, "Apply URDF <dynamics damping friction>."),
@@ -39,7 +36,7 @@ SIM_PARAMETERS = ParameterTable([
     Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
     Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),
     Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC, "Effort command topic.",
-              check=lambda v: None if v else "command_topic must not be empty"),
+              check=not_empty("command_topic"), constraint="not empty"),
     Parameter("state_topic", "string", "/joint_states", "Joint state topic.",
-              check=lambda v: None if v else "state_topic must not be empty"),
+              check=not_empty("state_topic"), constraint="not empty"),
 ])

@@ -34,16 +34,15 @@ import sys
 import time
 
 import mujoco
-import rclpy
-import rclpy.executors
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 
 from rbd_control.ros.conversions import time_msg
-from rbd_control.ros.parameters import ConfigurationError, declare, value
+from rbd_control.ros.parameters import declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
+from rbd_control.ros.run import spin_node
 from rbd_control.sim.parameters import SIM_PARAMETERS
 from rbd_control.sim.simulator import Simulator
 # Real-time mode never runs more than this many physics steps in one tick: after a long
@@ -257,24 +256,14 @@ class MujocoSimNode(Node):
         self._state_pub.publish(msg)
 
 
-def main(argv: list[str] | None = None) -> int:
-    rclpy.init(args=argv if argv is not None else sys.argv)
-    try:
-        node = MujocoSimNode()
-    except ConfigurationError as error:
-        print(f"rbd_mujoco_sim: {error}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
+def _route_mujoco_warnings(node: MujocoSimNode) -> None:
     # MuJoCo would otherwise append its warnings to MUJOCO_LOG.TXT in the working directory.
     mujoco.set_mju_user_warning(lambda text: node.get_logger().warning(f"MuJoCo: {text}"))
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return spin_node("rbd_mujoco_sim", MujocoSimNode, argv if argv is not None else sys.argv,
+                     on_created=_route_mujoco_warnings)
 
 
 if __name__ == "__main__":

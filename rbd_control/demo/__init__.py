@@ -1,0 +1,21 @@
+"""The rbd_control demo: the default arm in MuJoCo under the real ROS 2 nodes.
+
+    python -m rbd_control.demo [--output demo_output] [--real-time]
+
+Modules: data (home pose, trajectory), record (Recorder, Series), run (the phases),
+report (statistics, table, verdict, recording), plots (PNG figures), cli (main).
+
+What it shows, with rbd_mujoco_sim and rbd_controller in their own processes (the
+rbd_bringup layout) and this process recording the controller's tuning topics:
+
+  1. gravity_compensation: the arm is released at a pose and must stay there;
+  2. the same ~8 s trajectory through the workspace, in computed_torque,
+  3. and again in feedforward_pd (switched at runtime through the `mode` parameter).
+
+It prints a summary table (RMS and max tracking error per joint, drift, peak effort,
+state→command latency) and writes PNG plots to the output directory.
+
+By default the simulator runs in lockstep: one 1 ms physics step per effort command,
+so the result does not depend on how busy the machine is, and the state→command
+latency it measures is the true round trip (simulator → controller → simulator).
+"""

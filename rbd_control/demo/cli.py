@@ -1,0 +1,101 @@
+"""python -m rbd_control.demo: run the demo, print the table, write the plots."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from rbd_control.bringup import Bringup, BringupConfig, find_config_file, make_description_publisher
+from rbd_control.control.joint_map import JointMap
+from rbd_control.demo import __doc__ as DEMO_DOC
+from rbd_control.demo.data import DEFAULT_ARM_HOME, TRACKING_MODES
+from rbd_control.demo.plots import write_plots
+from rbd_control.demo.report import (
+    MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_recording, summary_table, verdict)
+from rbd_control.demo.run import DemoRun
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="rbd_demo", description=DEMO_DOC.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, default=Path("demo_output"), help="plots go here")
+    parser.add_argument(
+        "--real-time",
+        action="store_true",
+        help="simulator paced by the wall clock, not lockstep (needs a core free for each node; "
+        "on a busy machine the controller falls behind and the loop degrades)",
+    )
+    parser.add_argument(
+        "--config", type=Path, help="controller YAML (default: config/arm_controller.yaml)"
+    )
+    return parser.parse_args(argv)
+
+
+def _import_rclpy():
+    try:
+        import rclpy  # noqa: F401
+    except ImportError as error:
+        raise SystemExit(
+            f"rbd_demo needs rclpy ({error}). Install the ROS 2 wheels "
+            "(pip install -r requirements/ros.txt) and `source scripts/ros_env.sh`, or source a ROS 2 Jazzy install."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    _import_rclpy()
+    from rbd_control.description import default_arm_urdf
+    from rbd_control.dynamics import load_urdf
+    from rbd_control.ros.run import ros_session
+
+    urdf = default_arm_urdf()
+    config = BringupConfig(
+        urdf=urdf,
+        config_file=args.config or find_config_file(),
+        mode="gravity_compensation",
+        lockstep=not args.real_time,
+        initial_positions=dict(DEFAULT_ARM_HOME),
+        log_dir=args.output / "logs",
+    )
+    joints = config.joints()
+    model = load_urdf(urdf)
+    limits = JointMap.by_name(joints, model.joint_names).take(model.effort_limit)
+
+    pacing = "real time" if args.real_time else "lockstep"
+    with ros_session("rbd_demo") as (node, executor):
+        make_description_publisher(node, urdf)
+        print(f"rbd_control demo: default arm '{model.name}', MuJoCo 1 kHz {pacing}; logs in {config.log_dir}")
+        try:
+            with Bringup(config) as bringup:
+                demo = DemoRun(node, executor, bringup, joints)
+                demo.gravity_compensation()
+                for mode in TRACKING_MODES:
+                    demo.track(mode, DEFAULT_ARM_HOME)
+                demo.progress.done()
+        except RuntimeError as error:
+            print(f"\nrbd_demo failed: {error}\nnode logs: {config.log_dir}", file=sys.stderr)
+            return 1
+
+    recorder = demo.recorder
+    gravity = recorder.series(*demo.windows["gravity_compensation"])
+    tracking = {mode: recorder.series(*demo.windows[mode]) for mode in TRACKING_MODES}
+    latency = recorder.latency_between(demo.windows[TRACKING_MODES[0]][0], demo.windows[TRACKING_MODES[-1]][1])
+    print()
+    print(summary_table(joints, gravity, tracking, latency))
+    for path in write_plots(args.output, joints, gravity, tracking, limits):
+        print(f"wrote {path}")
+    print(f"wrote {save_recording(args.output / 'recording.npz', joints, gravity, tracking, latency)}")
+    problems = verdict(gravity, tracking)
+    print()
+    if problems:
+        print("verdict: FAILED\n  " + "\n  ".join(problems))
+        print(f"  (gains come from {config.config_file}; node logs in {config.log_dir})")
+        return 2
+    print(
+        f"verdict: OK (drift < {MAX_GRAVITY_DRIFT:g} rad, RMS tracking error < "
+        f"{MAX_TRACKING_RMS:g} rad in every mode)"
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(parse_args(argv))

@@ -1,0 +1,126 @@
+"""The demo's run: the three phases driven through the running nodes, with a progress line."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Sequence
+
+from rbd_control.bringup import CONTROLLER_NODE, Bringup, joint_trajectory_msg
+from rbd_control.demo.data import (
+    GRAVITY_HOLD_S, SETTLE_AFTER_TRAJECTORY_S, demo_waypoints)
+from rbd_control.demo.record import Recorder
+
+STARTUP_TIMEOUT_S = 60.0  # wall: numba compiles the dynamics on a cold first start
+# Stall detection: sim time must advance at least this much per this many wall seconds.
+STALL_WALL_S = 20.0
+
+
+class Progress:
+    """One status line, rewritten in place on a terminal, every few seconds otherwise."""
+
+    def __init__(self) -> None:
+        self._tty = sys.stderr.isatty()
+        self._last = 0.0
+        self._started = time.monotonic()
+
+    def show(self, phase: str, sim_now: float, sim_end: float, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < (0.2 if self._tty else 3.0):
+            return
+        self._last = now
+        line = (
+            f"[demo] {phase:<22} sim t {max(sim_now, 0.0):6.2f} s / {sim_end:6.2f} s"
+            f"   wall {now - self._started:5.1f} s"
+        )
+        if self._tty:
+            sys.stderr.write("\r" + line + "   ")
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self._tty:
+            sys.stderr.write("\n")
+
+
+class DemoRun:
+    """Drives the running nodes through the three phases and keeps what they did."""
+
+    def __init__(self, node, executor, bringup: Bringup, joints: Sequence[str]) -> None:
+        from rcl_interfaces.srv import SetParameters
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.node, self.executor, self.bringup = node, executor, bringup
+        self.joints = list(joints)
+        self.recorder = Recorder(node, joints)
+        self.progress = Progress()
+        self.windows: dict[str, tuple[float, float]] = {}
+        self._set_parameters = node.create_client(
+            SetParameters, f"/{CONTROLLER_NODE}/set_parameters"
+        )
+        self._trajectory_pub = node.create_publisher(
+            JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10
+        )
+
+    def spin_until(self, condition, timeout: float, what: str, phase: str, sim_end: float) -> None:
+        """Spin until condition(); fail with the nodes' logs on timeout or a crashed node."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            self.executor.spin_once(timeout_sec=0.02)
+            self.bringup.check_alive()
+            self.progress.show(phase, self.recorder.sim_time, sim_end)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+    def wait_for_sim_time(self, target: float, phase: str) -> None:
+        # The wall time needed depends on the machine; fail only if sim time stalls.
+        while self.recorder.sim_time < target:
+            before = self.recorder.sim_time
+            self.spin_until(
+                lambda: self.recorder.sim_time >= min(target, before + 0.05),
+                STALL_WALL_S,
+                f"sim time to advance past {before:.2f} s",
+                phase,
+                target,
+            )
+        self.progress.show(phase, self.recorder.sim_time, target, force=True)
+
+    def set_mode(self, mode: str) -> None:
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+
+        request = SetParameters.Request()
+        request.parameters = [
+            Parameter(
+                name="mode",
+                value=ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=mode),
+            )
+        ]
+        self.spin_until(
+            lambda: self._set_parameters.service_is_ready(), 10.0, "the parameter service", mode, 0
+        )
+        future = self._set_parameters.call_async(request)
+        self.spin_until(future.done, 10.0, f"mode := {mode}", mode, 0)
+        result = future.result().results[0]
+        if not result.successful:
+            raise RuntimeError(f"controller refused mode {mode}: {result.reason}")
+
+    def gravity_compensation(self) -> None:
+        # The controller starts in gravity_compensation and the lockstep simulator only
+        # steps when commanded, so the arm is "released" at t = 0 with the controller on.
+        phase = "gravity_compensation"
+        self.spin_until(
+            lambda: self.recorder.sim_time >= 0.0, STARTUP_TIMEOUT_S, "the first command", phase, GRAVITY_HOLD_S
+        )
+        start = self.recorder.sim_time
+        self.wait_for_sim_time(start + GRAVITY_HOLD_S, phase)
+        self.windows[phase] = (start, start + GRAVITY_HOLD_S)
+
+    def track(self, mode: str, home: dict[str, float]) -> None:
+        self.set_mode(mode)
+        waypoints = demo_waypoints(home, self.joints)
+        duration = waypoints[-1][0] + SETTLE_AFTER_TRAJECTORY_S
+        start = self.recorder.sim_time
+        self._trajectory_pub.publish(joint_trajectory_msg(self.joints, waypoints))
+        self.wait_for_sim_time(start + duration, mode)
+        self.windows[mode] = (start, start + duration)
