@@ -36,7 +36,7 @@ import yaml
 
 from rbd_control.control.parameters import MODES
 from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints
-from rbd_control.ros.conversions import seconds, time_msg
+from rbd_control.ros.conversions import joint_trajectory_msg, seconds
 
 CONTROLLER_MODULE = "rbd_control.ros.controller_node"
 SIMULATOR_MODULE = "rbd_control.sim.ros_node"
@@ -229,25 +229,6 @@ def make_description_publisher(node, urdf: str):
     publisher = node.create_publisher(String, "/robot_description", ROBOT_DESCRIPTION_QOS)
     publisher.publish(String(data=urdf))
     return publisher
-
-
-def joint_trajectory_msg(joints: Sequence[str], points):
-    """trajectory_msgs/JointTrajectory from (time_from_start, q, qd, qdd) tuples; stamp 0 = now."""
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    msg = JointTrajectory()
-    msg.joint_names = list(joints)
-    for t, q, qd, qdd in points:
-        point = JointTrajectoryPoint()
-        point.positions = [float(x) for x in q]
-        if qd is not None:
-            point.velocities = [float(x) for x in qd]
-        if qdd is not None:
-            point.accelerations = [float(x) for x in qdd]
-        point.time_from_start = time_msg(t, Duration)
-        msg.points.append(point)
-    return msg
 
 
 class _LoopWatcher:

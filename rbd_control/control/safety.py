@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .joint_map import JointMap
 from .parameters import SAFE_ACTIONS  # defined once, with the safe_action parameter
 
 __all__ = [
@@ -87,11 +88,11 @@ class StateMapper:
         unknown = [n for n in names if n not in self._position]
         if unknown and not self.ignore_unknown:
             raise StateError(f"state names joints the model does not have: {unknown}")
-        where = {name: i for i, name in enumerate(names)}
-        missing = [n for n in self.joint_names if n not in where]
-        if missing:
-            raise StateError(f"state is missing joints {missing}")
-        return np.array([where[n] for n in self.joint_names], dtype=int)
+        try:
+            return JointMap.by_name(self.joint_names, names, "the state").index
+        except KeyError:
+            missing = [n for n in self.joint_names if n not in set(names)]
+            raise StateError(f"state is missing joints {missing}") from None
 
 
 def _as_vector(values, what):

@@ -5,7 +5,8 @@ import sys
 import time
 from typing import Sequence
 
-from rbd_control.bringup import CONTROLLER_NODE, Bringup, joint_trajectory_msg
+from rbd_control.bringup import CONTROLLER_NODE, Bringup
+from rbd_control.ros.conversions import joint_trajectory_msg
 from rbd_control.demo.data import (
     GRAVITY_HOLD_S, SETTLE_AFTER_TRAJECTORY_S, demo_waypoints)
 from rbd_control.demo.record import Recorder

@@ -64,3 +64,22 @@ def time_msg(seconds_, msg_type=None):
         from builtin_interfaces.msg import Time as msg_type
     nanoseconds = int(round(seconds_ * 1e9))
     return msg_type(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def joint_trajectory_msg(joints, points):
+    """trajectory_msgs/JointTrajectory from (time_from_start, q, qd, qdd) tuples; stamp 0 = now."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.joint_names = list(joints)
+    for t, q, qd, qdd in points:
+        point = JointTrajectoryPoint()
+        point.positions = [float(x) for x in q]
+        if qd is not None:
+            point.velocities = [float(x) for x in qd]
+        if qdd is not None:
+            point.accelerations = [float(x) for x in qdd]
+        point.time_from_start = time_msg(t, Duration)
+        msg.points.append(point)
+    return msg

@@ -1,0 +1,92 @@
+"""What a user configures (ControllerConfig), what one control step returns (Command), and
+what the controller needs of one model (ModelPlan). Defaults and checks of the fields that
+are node parameters come from the parameter table (parameters.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .gains import GainValue, Gains
+from .joint_map import JointMap
+from .parameters import CONTROLLER_PARAMETERS
+from .safety import ConfigError
+
+__all__ = ["ControllerConfig", "Command", "ModelPlan"]
+
+_DEFAULT = CONTROLLER_PARAMETERS.default
+# The ControllerConfig fields that are node parameters: checked by the table's rules.
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout")
+
+
+@dataclass
+class ControllerConfig:
+    """Everything a user can set. Gain-like fields take None (model default), one number for
+    every joint, a list in `joints` order, or a dict {joint: value} (default for the rest)."""
+
+    mode: str = _DEFAULT("mode")
+    joints: Optional[Sequence[str]] = None        # command order; None = every model joint
+    kp: GainValue = None                          # N m/rad
+    kd: GainValue = None                          # N m s/rad
+    ki: GainValue = None                          # N m/(rad s); 0 by default
+    i_clamp: GainValue = None                     # N m bound on the integral term
+    effort_scale: float = _DEFAULT("effort_scale")    # (0, 1]: fraction of <limit effort>
+    state_timeout: float = _DEFAULT("state_timeout")  # s without a valid state -> safe action
+    safe_action: str = _DEFAULT("safe_action")        # 'hold' (gravity at last pose) or 'zero'
+    damping: GainValue = None                     # N m s/rad, gravity_compensation only; 0
+    allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
+    ignore_unknown_joints: bool = True            # extra names in the state are skipped
+    bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
+    damping_ratio: float = 1.0
+    effort_limit: GainValue = None                # overrides <limit effort> per joint
+
+    def check(self):
+        """Raise ConfigError naming the first invalid field."""
+        for name in _TABLE_CHECKED:
+            reason = CONTROLLER_PARAMETERS.validate(name, getattr(self, name))
+            if reason:
+                raise ConfigError(reason)
+        if self.joints is not None:
+            joints = list(self.joints)
+            if not joints or len(set(joints)) != len(joints):
+                raise ConfigError(f"joints must be a non-empty list without duplicates, got {joints}")
+
+
+@dataclass
+class Command:
+    """One control output. Vectors are in command order; feedforward and feedback are the
+    law's two parts before clamping, tau the clamped sum."""
+
+    tau: np.ndarray
+    desired_q: np.ndarray
+    desired_qd: np.ndarray
+    desired_qdd: np.ndarray
+    error: np.ndarray
+    feedforward: np.ndarray
+    feedback: np.ndarray
+    mode: str                                  # the law used, or 'safe_hold' / 'safe_zero'
+    joint_names: tuple = ()
+    saturated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    holding: bool = False                      # no trajectory in progress
+
+    @classmethod
+    def at_rest(cls, mode, joint_names, q_hold, tau, feedforward, saturated) -> "Command":
+        """A safe command: hold q_hold with no motion desired and no feedback."""
+        zeros = [np.zeros(len(joint_names)) for _ in range(4)]
+        return cls(tau=tau, desired_q=q_hold, desired_qd=zeros[0], desired_qdd=zeros[1],
+                   error=zeros[2], feedforward=feedforward, feedback=zeros[3], mode=mode,
+                   joint_names=joint_names, saturated=saturated, holding=True)
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """What the controller needs of one model, built without touching the running controller
+    (Controller.prepare_model), so a model source can check a description fully before it
+    commits to it, and install it later with a cheap swap (Controller.set_model)."""
+
+    model: object
+    joints: JointMap                 # command order <-> model order
+    effort_limit: np.ndarray         # command order
+    gains: Gains                     # defaults with the config's overrides, command order
+    damping: np.ndarray              # command order
