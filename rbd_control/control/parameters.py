@@ -7,7 +7,7 @@ list is generated from it (python -m rbd_control.parameter_docs).
 from .parameter_table import JOINT, Parameter, ParameterTable, finite_number, not_empty, positive
 
 __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
-           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name"]
+           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field"]
 
 MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
@@ -21,6 +21,15 @@ GAIN_FIELDS = {"p": "kp", "d": "kd", "i": "ki", "i_clamp": "i_clamp"}
 
 def gain_name(joint: str, field: str) -> str:
     return f"gains.{joint}.{field}"
+
+
+def gain_field(name: str):
+    """(joint, ControllerConfig field) for a gain parameter's name; None for another name."""
+    found = CONTROLLER_PARAMETERS.lookup(name)
+    if found is None or found[1] is None:
+        return None
+    core = _GAIN_TEMPLATES.get(found[0].name)
+    return None if core is None else (found[1], core)
 
 
 def _check_gravity(value):
@@ -81,3 +90,4 @@ CONTROLLER_PARAMETERS = ParameterTable([
     _gain("i", "Integral gain, N m/(rad s),"),
     _gain("i_clamp", "Bound on the integral term, N m,"),
 ])
+_GAIN_TEMPLATES = {gain_name(JOINT, field): core for field, core in GAIN_FIELDS.items()}

@@ -42,7 +42,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from rbd_control.control import Controller, ControllerConfig, StateError, TrajectoryError
 from rbd_control.control.model_source import ModelRefused, ModelSource
-from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_name
+from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
@@ -145,15 +145,16 @@ class ControllerNode(Node):
     def _apply_accepted(self, parameters):
         gains = {core: {} for core in GAIN_FIELDS.values()}
         for parameter in parameters:
-            found = TABLE.lookup(parameter.name)
             if parameter.name == 'mode' and self._controller is not None:
                 self._controller.set_mode(parameter.value, self._control_time())
             elif parameter.name in ('robot_description', 'gravity') and self._controller is not None:
                 self._show_gains()
-            elif found is not None and found[1] is not None and not self._filling \
-                    and parameter.value is not None:
-                self._filled.discard(parameter.name)
-                gains[GAIN_FIELDS[parameter.name.rpartition('.')[2]]][found[1]] = parameter.value
+            elif not self._filling and parameter.value is not None:
+                gain = gain_field(parameter.name)
+                if gain is not None:
+                    self._filled.discard(parameter.name)
+                    joint, core = gain
+                    gains[core][joint] = parameter.value
         if self._controller is not None and any(gains.values()):
             self._controller.set_gains(**{core: v or None for core, v in gains.items()})
 

@@ -76,3 +76,10 @@ def test_custom_check_and_open_bounds():
     assert parameter.validate(0.0) is None
     assert "[0, 2)" in parameter.validate(2.0)
     assert parameter.validate(1.5) == "x must not be 1.5"
+
+
+def test_gain_field_names_the_joint_and_the_core_field_of_gains_only():
+    from rbd_control.control.parameters import gain_field
+    assert gain_field("gains.elbow.i_clamp") == ("elbow", "i_clamp")
+    assert gain_field("gains.elbow.p") == ("elbow", "kp")
+    assert gain_field("mode") is None and gain_field("friction.elbow.viscous") is None
