@@ -23,11 +23,12 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from rbd_control.control.parameters import MODES  # the node's modes, defined once
+
 PACKAGE = 'rbd_control'
 DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 CONTROLLER_CONFIG = 'config/arm_controller.yaml'
 GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
-MODES = ('gravity_compensation', 'feedforward_pd', 'computed_torque')
 SIMULATORS = ('none', 'mujoco', 'gazebo')
 
 
