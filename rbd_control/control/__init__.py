@@ -27,10 +27,17 @@ Command: tau (command order, finite, clamped to effort_limit * effort_scale), de
 JointTrajectory(joint_names, points, start_time=0.0) with
 TrajectoryPoint(positions, velocities=None, accelerations=None, effort=None, time_from_start=0.0).
 
+ModelSource(joints, gravity, build): the model's lifecycle (parse -> Candidate, install);
+JointMap(names, index, size): one command <-> model order map (take / put).
+
 Modules: trajectory (sampling, JTC semantics), laws (the control laws), gains (defaults from the
-model), safety (state validation, watchdog, effort limits), controller (ties them together).
+model), safety (state validation, watchdog, effort limits), controller (ties them together),
+config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the node's
+parameters, defined once), model_source, joint_map, angles.
 """
-from .controller import MODES, Command, Controller, ControllerConfig
+from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
+from .joint_map import JointMap
+from .model_source import ModelRefused, ModelSource
 from .safety import ConfigError, StateError
 from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPoint
 
@@ -39,6 +46,10 @@ __all__ = [
     "Command",
     "Controller",
     "ControllerConfig",
+    "JointMap",
+    "ModelPlan",
+    "ModelRefused",
+    "ModelSource",
     "ConfigError",
     "StateError",
     "JointTrajectory",
