@@ -1,11 +1,14 @@
-"""Closed-form equations of motion after Zhang (2000), seed 001: the generalized d'Alembert
-(G-D) equations with the prismatic-joint indicator xi and the branch decomposition of trees.
+"""Closed-form equations of motion after Zhang Dingguo (2000), "The addendum for the generalized
+d'Alembert equations of motion" (对广义达朗贝尔运动方程的一点补遗), Applied Mathematics and
+Mechanics (应用数学和力学) 21(1): 67-72: the generalized d'Alembert (G-D) equations with the
+prismatic-joint indicator xi and the branch decomposition of trees. Equation and section
+numbers below are the paper's.
 
 This module is a cross-check, not a fast path: plain numpy, world-frame 3-vectors, no spatial
 algebra and nothing shared with the RNEA/CRBA kernels except the Model's data rows. If it and
 RNEA agree, two unrelated derivations of the same Lagrangian agree.
 
-Notation (the seed's, with one shift: the seed numbers the axis of joint i as z_{i-1}, after
+Notation (the paper's, with one shift: the paper numbers the axis of joint i as z_{i-1}, after
 Denavit-Hartenberg; here joint i moves body i, so its axis is z_i and its origin p_i):
 
     xi_i  = 1 if joint i is revolute (continuous included), 0 if prismatic         (1)
@@ -42,7 +45,7 @@ that body's angular velocity crossed with it (eqs. 22-23):
     a_s      = sum_{j<=s} qd_j [ xi_j ((omega_j x z_j) x (r_s - p_j) + z_j x (v_s - pdot_j))
                                  + (1-xi_j) omega_j x z_j ]
 
-Trees, by branch decomposition (section 2 of the seed): every root-to-leaf path is a serial
+Trees, by branch decomposition (the paper's section 2): every root-to-leaf path is a serial
 chain and is solved with the formula above. A body shared by several paths is real (has its
 mass) only in the first path that reaches it and is a massless "virtual body" in the others;
 a shared joint's torque is the sum of its torques over all paths, tau_1 = tau_1^(1) + ... .
@@ -147,7 +150,7 @@ def linear_column(xi_j, z_j, p_j, x) -> np.ndarray:
 
 
 def branches(model) -> list:
-    """Root-to-leaf paths of the body tree (seed section 2), leaves in body order."""
+    """Root-to-leaf paths of the body tree (the paper's section 2), leaves in body order."""
     has_child = np.zeros(model.nq, dtype=bool)
     for s in range(model.nq):
         if model.parent[s] >= 0:
@@ -165,7 +168,7 @@ def branches(model) -> list:
 
 def chain_terms(K: Kinematics, chain, real, qd, gravity):
     """(H, C qd, G) of one serial chain (bodies `chain`, root first), restricted to its joints.
-    Bodies with real[s] False are the seed's virtual bodies: they carry no mass."""
+    Bodies with real[s] False are the paper's virtual bodies (虚体): they carry no mass."""
     n = len(chain)
     H, c, G = np.zeros((n, n)), np.zeros(n), np.zeros(n)
     for b, s in enumerate(chain):

@@ -1,120 +1,155 @@
-"""Coriolis matrix C(q, qd) with Hdot - 2C skew-symmetric.
+"""Coriolis matrix C(q, qd) with Hdot - 2C skew-symmetric (the Christoffel-consistent
+factorisation of Echeandia and Wensing (2021), "Numerical methods to compute the Coriolis matrix
+and Christoffel symbols for rigid-body systems"; Pinocchio's computeCoriolisMatrix returns a C
+with the same property).
 
 Kinetic energy is sum_k 1/2 v_k^T I_k v_k with v_k = J_k qd, all in world coordinates. With the
-body-level factorisation B_k = 1/2 (v_k x* I_k - I_k v_k x + (I_k v_k) xbar), where
-(f xbar) m = m x* f, one has B_k + B_k^T = dI_k/dt, and
+body-level factorisation
+    B_k = 1/2 (v_k x* I_k - I_k v_k x + (I_k v_k) xbar),   (f xbar) m = m x* f,
+one has B_k + B_k^T = dI_k/dt, and
     C = sum_k J_k^T (I_k Jdot_k + B_k J_k)
 gives Hdot = C + C^T and C qd = sum_k J_k^T (I_k Jdot_k qd + v_k x* I_k v_k), the bias without G.
-Column j of every J_k is the world-frame S_j, and its rate is v_j x S_j. Summing I_k and B_k over
-subtrees (they are all world-frame) turns the sum into composites, like CRBA:
-    C_ij = S_i^T (I^c_d Sdot_j + B^c_d S_j),  d = the deeper of i, j on their common branch.
-Not on the 1 kHz path (computed torque uses bias()), so it uses plain 6x6 matrices for clarity.
+Column j of every J_k is the world-frame S_j, and its rate is Sdot_j = v_j x S_j. Summing over
+the subtree of d turns the sum into composites, like the CRBA:
+    C_dj = (I^c_d S_d)^T Sdot_j + (B^c_d^T S_d)^T S_j,   C_jd = S_j^T (I^c_d Sdot_d + B^c_d S_d)
+for j = d and every ancestor j of d. B^c_d is never formed: B^c_d S_d and B^c_d^T S_d are
+summed body by body. Not on the 1 kHz path (computed torque uses bias()).
 """
 import numpy as np
 
-from .jcalc import joint_transforms
-from .model import AXIS, COM_MOMENT, IBAR, MASS, REVOLUTE, W_E, W_R, X_E, X_R
 from .external import world_transform
-from .spatial import jit, mat, vec
+from .jcalc import joint_transforms, subspace_times
+from .model import COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, PARENT, X_E, X_R
+from .spatial import (accumulate, add, cross_force, cross_motion, inertia_back, inertia_times,
+                      jit, mat, put, put_mat, scale, spatial_dot, sub, transform_motion_back, vec)
+
+ANG, LIN = 0, 1   # rows of a spatial vector in the scratch arrays below
 
 
 @jit
-def skew(x):
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+def put_spatial(A, i, pair):
+    put(A, i, ANG, pair[0])
+    put(A, i, LIN, pair[1])
 
 
 @jit
-def motion_cross_matrix(v):
-    """v x  (crm)"""
-    M = np.zeros((6, 6))
-    M[:3, :3] = skew(v[:3])
-    M[3:, 3:] = skew(v[:3])
-    M[3:, :3] = skew(v[3:])
-    return M
+def get_spatial(A, i):
+    return vec(A, i, ANG), vec(A, i, LIN)
 
 
 @jit
-def force_cross_bar_matrix(f):
-    """f xbar, defined by (f xbar) m = m x* f = -(m x)^T f"""
-    M = np.zeros((6, 6))
-    M[:3, :3] = -skew(f[:3])
-    M[:3, 3:] = -skew(f[3:])
-    M[3:, :3] = -skew(f[3:])
-    return M
+def add_spatial(A, i, pair):
+    accumulate(A, i, ANG, pair[0])
+    accumulate(A, i, LIN, pair[1])
 
 
 @jit
-def world_to_body_motion(E0, r0):
-    """iX_0 = (E0, r0) as a 6x6 matrix: [[E0, 0], [-E0 r0x, E0]]"""
-    X = np.zeros((6, 6))
-    X[:3, :3] = E0
-    X[3:, 3:] = E0
-    X[3:, :3] = -E0 @ skew(r0)
-    return X
+def inertia_of(ws, k):
+    """I_k (world-frame, compact) as stored in ws rows IC."""
+    return ws[k, IC_M, 0], vec(ws, k, IC_H), mat(ws, k, IC_IBAR)
 
 
 @jit
-def body_to_world_motion(E0, r0):
-    """0X_i, the inverse of iX_0: [[E0^T, 0], [r0 x E0^T, E0^T]]"""
-    X = np.zeros((6, 6))
-    Et = E0.T.copy()
-    X[:3, :3] = Et
-    X[3:, 3:] = Et
-    X[3:, :3] = skew(r0) @ Et
-    return X
+def world_kinematics(topology, bodies, ws, qd, S, V, Sdot):
+    """inputs: ws rows X; outputs: world-frame S_i, v_i, Sdot_i and ws rows W (0X_i) and IC
+    (I_i in world coordinates, one body each)."""
+    for i in range(topology.shape[0]):
+        parent = topology[i, PARENT]
+        # 0X_i = iX_p pX_0
+        E0, r0 = world_transform(topology, ws, i, mat(ws, i, X_E), vec(ws, i, X_R))
+        # S_i (world) = 0X_i S_i
+        w_s, v_s = subspace_times(topology, bodies, i, 1.0)
+        s = transform_motion_back(E0, r0, w_s, v_s)
+        put_spatial(S, i, s)
+        # v_i = v_p + S_i qd_i
+        v = (scale(s[0], qd[i]), scale(s[1], qd[i]))
+        if parent >= 0:
+            w_p, v_p = get_spatial(V, parent)
+            v = (add(v[0], w_p), add(v[1], v_p))
+        put_spatial(V, i, v)
+        # Sdot_i = v_i x S_i
+        put_spatial(Sdot, i, cross_motion(v[0], v[1], s[0], s[1]))
+        # I_i (world) = iX_0^T I_i iX_0
+        m = bodies[i, MASS, 0]
+        h, Ibar = inertia_back(E0, r0, m, vec(bodies, i, COM_MOMENT), mat(bodies, i, IBAR))
+        ws[i, IC_M, 0] = m
+        put(ws, i, IC_H, h)
+        put_mat(ws, i, IC_IBAR, Ibar)
 
 
 @jit
-def spatial_inertia_matrix(bodies, i):
-    m, h, Ibar = bodies[i, MASS, 0], bodies[i, COM_MOMENT], bodies[i, IBAR:IBAR + 3]
-    I = np.zeros((6, 6))
-    I[:3, :3] = Ibar
-    I[:3, 3:] = skew(h)
-    I[3:, :3] = -skew(h)
-    I[3:, 3:] = m * np.eye(3)
-    return I
+def body_factor_parts(m, h, Ibar, w, v, x_w, x_v):
+    """(D x, E x) for B_k = D + (I_k v_k) xbar / 2, E x = 1/2 x x* (I_k v_k), so that
+    B_k x = D x + E x and B_k^T x = D x - E x, with D = 1/2 (v_k x* I_k - I_k v_k x)."""
+    # v x* (I x)
+    n1, f1 = inertia_times(m, h, Ibar, x_w, x_v)
+    n1, f1 = cross_force(w, v, n1, f1)
+    # I (v x x)
+    c_w, c_v = cross_motion(w, v, x_w, x_v)
+    n2, f2 = inertia_times(m, h, Ibar, c_w, c_v)
+    # x x* (I v)
+    p_n, p_f = inertia_times(m, h, Ibar, w, v)
+    n3, f3 = cross_force(x_w, x_v, p_n, p_f)
+    return (scale(sub(n1, n2), 0.5), scale(sub(f1, f2), 0.5)), (scale(n3, 0.5), scale(f3, 0.5))
+
+
+@jit
+def factor_times_subspaces(topology, ws, S, V, BS, BtS):
+    """inputs: S, V, ws rows IC (one body each); outputs: BS[d] = B^c_d S_d and
+    BtS[d] = B^c_d^T S_d, summed over the bodies k of d's subtree (d = k and its ancestors)."""
+    for k in range(topology.shape[0]):
+        m, h, Ibar = inertia_of(ws, k)
+        w, v = get_spatial(V, k)
+        d = k
+        while d >= 0:
+            x_w, x_v = get_spatial(S, d)
+            (D_n, D_f), (E_n, E_f) = body_factor_parts(m, h, Ibar, w, v, x_w, x_v)
+            # B^c_d S_d += B_k S_d,  B^c_d^T S_d += B_k^T S_d
+            add_spatial(BS, d, (add(D_n, E_n), add(D_f, E_f)))
+            add_spatial(BtS, d, (sub(D_n, E_n), sub(D_f, E_f)))
+            d = topology[d, PARENT]
+
+
+@jit
+def composite_world_inertias(topology, ws):
+    """I^c_p += I^c_i: all in world coordinates, so the compact parts just add."""
+    for i in range(topology.shape[0] - 1, -1, -1):
+        parent = topology[i, PARENT]
+        if parent >= 0:
+            m, h, Ibar = inertia_of(ws, i)
+            ws[parent, IC_M, 0] += m
+            accumulate(ws, parent, IC_H, h)
+            for row in range(3):
+                accumulate(ws, parent, IC_IBAR + row, Ibar[row])
 
 
 @jit
 def coriolis_into(topology, bodies, ws, q, qd, C):
+    """inputs: q, qd; outputs: C, ws."""
     nb = topology.shape[0]
+    S, V, Sdot = np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty((nb, 2, 3))
+    BS, BtS = np.zeros((nb, 2, 3)), np.zeros((nb, 2, 3))
     joint_transforms(topology, bodies, q, ws)
-    S = np.zeros((nb, 6))        # world-frame motion subspaces
-    V = np.zeros((nb, 6))        # world-frame body velocities
-    Ic = np.zeros((nb, 6, 6))    # world-frame inertias, then subtree composites
-    Bc = np.zeros((nb, 6, 6))
-    for i in range(nb):
-        parent = topology[i, 0]
-        world_transform(topology, ws, i, mat(ws, i, X_E), vec(ws, i, X_R))
-        E0, r0 = ws[i, W_E:W_E + 3].copy(), ws[i, W_R].copy()
-        X = body_to_world_motion(E0, r0)
-        S_body = np.zeros(6)
-        offset = 0 if topology[i, 1] == REVOLUTE else 3
-        S_body[offset:offset + 3] = bodies[i, AXIS]
-        S[i] = X @ S_body
-        v = S[i] * qd[i]
-        if parent >= 0:
-            v += V[parent]
-        V[i] = v
-        X_to_body = world_to_body_motion(E0, r0)
-        I = X_to_body.T @ spatial_inertia_matrix(bodies, i) @ X_to_body   # world frame
-        crm = motion_cross_matrix(v)
-        Ic[i] = I
-        Bc[i] = 0.5 * (-crm.T @ I - I @ crm + force_cross_bar_matrix(I @ v))
-    Sdot = np.zeros((nb, 6))     # S_j is fixed in body j, so it turns with v_j
-    for i in range(nb):
-        Sdot[i] = motion_cross_matrix(V[i]) @ S[i]
-    for i in range(nb - 1, -1, -1):
-        parent = topology[i, 0]
-        if parent >= 0:
-            Ic[parent] += Ic[i]
-            Bc[parent] += Bc[i]
+    world_kinematics(topology, bodies, ws, qd, S, V, Sdot)
+    factor_times_subspaces(topology, ws, S, V, BS, BtS)
+    composite_world_inertias(topology, ws)
     C[:, :] = 0.0
-    for i in range(nb):
-        j = i
+    for d in range(nb):
+        m, h, Ibar = inertia_of(ws, d)
+        s_w, s_v = get_spatial(S, d)
+        sd_w, sd_v = get_spatial(Sdot, d)
+        IS_n, IS_f = inertia_times(m, h, Ibar, s_w, s_v)
+        # I^c_d Sdot_d + B^c_d S_d
+        ISd_n, ISd_f = inertia_times(m, h, Ibar, sd_w, sd_v)
+        F_n, F_f = add(ISd_n, vec(BS, d, ANG)), add(ISd_f, vec(BS, d, LIN))
+        Bt_n, Bt_f = get_spatial(BtS, d)
+        j = d
         while j >= 0:
-            # i is the deeper: its subtree lies in j's
-            C[i, j] = S[i] @ (Ic[i] @ Sdot[j] + Bc[i] @ S[j])
-            if j != i:
-                C[j, i] = S[j] @ (Ic[i] @ Sdot[i] + Bc[i] @ S[i])
-            j = topology[j, 0]
+            x_w, x_v = get_spatial(S, j)
+            xd_w, xd_v = get_spatial(Sdot, j)
+            # C_dj = (I^c_d S_d)^T Sdot_j + (B^c_d^T S_d)^T S_j
+            C[d, j] = spatial_dot(xd_w, xd_v, IS_n, IS_f) + spatial_dot(x_w, x_v, Bt_n, Bt_f)
+            if j != d:
+                # C_jd = S_j^T (I^c_d Sdot_d + B^c_d S_d)
+                C[j, d] = spatial_dot(x_w, x_v, F_n, F_f)
+            j = topology[j, PARENT]

@@ -1,6 +1,7 @@
-"""Composite-rigid-body algorithm (RBDA ch. 6, seed 002's mj_crb).
+"""Composite-rigid-body algorithm: RBDA (Featherstone 2008) §6.2, Table 6.2; MuJoCo's mj_crb,
+Pinocchio's crba.
 
-    I^c_i = I_i + sum over children j of X_j^T I^c_j X_j
+    I^c_i = I_i + sum over children j of jX_i^T I^c_j jX_i
     H_ii = S_i^T I^c_i S_i,  and walking F = I^c_i S_i up the branch, H_ij = H_ji = S_j^T F.
 Only pairs on one branch are non-zero (branch-induced sparsity); the walk visits exactly those,
 so the cost is O(n * depth).
@@ -8,22 +9,25 @@ so the cost is O(n * depth).
 from numba import int64
 
 from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR, vector_status
-from .jcalc import joint_transforms, subspace_dot
-from .model import AXIS, COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, REVOLUTE, X_E, X_R
-from .spatial import (accumulate, compiled, cross, inertia_back, jit, mat, put, put_mat,
-                      rotate, scale, transform_force_back, vec)
+from .jcalc import inertia_times_subspace, joint_transforms, subspace_dot
+from .model import COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, PARENT, X_E, X_R
+from .spatial import (accumulate, compiled, inertia_back, jit, mat, put, put_mat,
+                      transform_force_back, vec)
 
 
 @jit
 def composite_inertias(topology, bodies, ws):
+    """inputs: ws rows X; outputs: ws rows IC (I^c_i as m, h, Ibar)."""
     nb = topology.shape[0]
     for i in range(nb):
+        # I^c_i = I_i
         ws[i, IC_M, 0] = bodies[i, MASS, 0]
         put(ws, i, IC_H, vec(bodies, i, COM_MOMENT))
         put_mat(ws, i, IC_IBAR, mat(bodies, i, IBAR))
     for i in range(nb - 1, -1, -1):
-        parent = topology[i, 0]
+        parent = topology[i, PARENT]
         if parent >= 0:
+            # I^c_p += iX_p^T I^c_i iX_p
             m = ws[i, IC_M, 0]
             h, Ibar = inertia_back(mat(ws, i, X_E), vec(ws, i, X_R), m, vec(ws, i, IC_H),
                                    mat(ws, i, IC_IBAR))
@@ -34,27 +38,22 @@ def composite_inertias(topology, bodies, ws):
 
 
 @jit
-def composite_times_subspace(jtype, axis, ws, i):
-    """I^c_i S_i:  revolute [Ibar a; a x h],  prismatic [h x a; m a]."""
-    h = vec(ws, i, IC_H)
-    if jtype == REVOLUTE:
-        return rotate(mat(ws, i, IC_IBAR), axis), cross(axis, h)
-    return cross(h, axis), scale(axis, ws[i, IC_M, 0])
-
-
-@jit
 def crba_from_transforms(topology, bodies, ws, H):
-    """H(q), assuming the joint transforms X_i in ws are those of q."""
+    """inputs: ws rows X (the joint transforms at q); outputs: H, ws rows IC."""
     composite_inertias(topology, bodies, ws)
     H[:, :] = 0.0
     for i in range(topology.shape[0]):
-        n, f = composite_times_subspace(topology[i, 1], vec(bodies, i, AXIS), ws, i)
-        H[i, i] = subspace_dot(topology[i, 1], vec(bodies, i, AXIS), n, f)
+        # F = I^c_i S_i
+        n, f = inertia_times_subspace(topology, bodies, i, ws[i, IC_M, 0], vec(ws, i, IC_H),
+                                      mat(ws, i, IC_IBAR))
+        # H_ii = S_i^T F
+        H[i, i] = subspace_dot(topology, bodies, i, n, f)
         j = i
-        while topology[j, 0] >= 0:
+        while topology[j, PARENT] >= 0:
+            # F = jX_p^T F,  j = p,  H_ij = H_ji = S_j^T F
             n, f = transform_force_back(mat(ws, j, X_E), vec(ws, j, X_R), n, f)
-            j = topology[j, 0]
-            H[i, j] = H[j, i] = subspace_dot(topology[j, 1], vec(bodies, j, AXIS), n, f)
+            j = topology[j, PARENT]
+            H[i, j] = H[j, i] = subspace_dot(topology, bodies, j, n, f)
 
 
 @jit
@@ -65,6 +64,7 @@ def crba_into(topology, bodies, ws, q, H):
 
 @compiled(int64(VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR))
 def crba_kernel(q, H, topology, bodies, gravity, ws):
+    """inputs: q; outputs: H, ws. Returns 0 or a checks status code."""
     status = vector_status(q, topology.shape[0], 1)
     if status == 0:
         crba_into(topology, bodies, ws, q, H)

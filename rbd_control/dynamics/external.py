@@ -1,11 +1,12 @@
 """External forces: f_ext maps a link name to [moment; force] in world coordinates, taken about
-the world origin (seed 000's  f_i -= iX_0^* f_i^x). A link welded to a body through fixed
+the world origin; the RNEA subtracts iX_0^* f^x_i from body i's force (RBDA (Featherstone 2008)
+eq. 5.20). A link welded to a body through fixed
 joints loads that body; a link on the fixed base loads nothing that moves.
 """
 import numpy as np
 
 from .errors import InputError
-from .model import W_E, W_R
+from .model import PARENT, W_E, W_R
 from .spatial import add, cross, jit, mat, mat_mul, put, put_mat, rotate, rotate_back, sub, vec
 
 
@@ -32,7 +33,7 @@ def external_forces_array(model, f_ext) -> np.ndarray:
 @jit
 def world_transform(topology, ws, i, E, r):
     """Store and return 0X_i = X_i pX_0: E0 = E E0_p, r0 = r0_p + E0_p^T r."""
-    parent = topology[i, 0]
+    parent = topology[i, PARENT]
     if parent < 0:
         E0, r0 = E, r
     else:

@@ -1,6 +1,8 @@
-"""Forward dynamics by the composite-rigid-body method (seed 003: qdd = H^-1 (tau - C qd - G)):
-RNEA with qdd = 0 gives the bias, CRBA gives H from the same joint transforms, the sparse
-L^T D L factorisation solves."""
+"""Forward dynamics by the composite-rigid-body method, RBDA (Featherstone 2008) ch. 6:
+qdd = H^-1 (tau - C qd - G). RNEA with qdd = 0 gives the bias C qd + G, the CRBA gives H from the
+same joint transforms, the sparse L^T D L factorisation (§6.5) solves. MuJoCo's forward
+dynamics takes the same steps (mj_rne, mj_crb, mj_factorM, mj_solveM); Pinocchio's aba computes
+the same qdd by the articulated-body algorithm (RBDA §7.3, Table 7.1)."""
 from numba import int64
 
 from .checks import (MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR,
@@ -16,13 +18,18 @@ SINGULAR = -1
 @compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES,
                 MODEL_VECTOR, TENSOR))
 def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, bodies, gravity, ws):
+    """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), ws.
+    Returns 0, SINGULAR or a checks status code."""
     status = state_status(topology.shape[0], q, qd, tau)
     if status != 0:
         return status
+    # qdd <- C qd + G - J^T f_ext  (RNEA with qdd = 0)
     qdd[:] = 0.0
     rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, qdd)   # qdd <- bias
+    # qdd <- tau - (C qd + G - J^T f_ext)
     for k in range(qdd.shape[0]):
         qdd[k] = tau[k] - qdd[k]
+    # H = L^T D L,  qdd <- H^-1 qdd
     crba_from_transforms(topology, bodies, ws, H)
     if ltdl(topology, H) >= 0:
         return SINGULAR

@@ -1,13 +1,18 @@
-"""jcalc: the joint transform X_i = X_J(q_i) Xtree_i for revolute and prismatic joints.
+"""jcalc: everything that depends on a joint's type, and nothing else does (as spatial_v2's
+jcalc.m and Pinocchio's JointModel calc; RBDA (Featherstone 2008) ch. 4, Table 4.1).
 
 Revolute: X_J rotates coordinates by -q about the axis (E_J = R(axis, q)^T, Rodrigues).
 Prismatic: X_J moves the origin by axis*q. In both, the motion subspace in body coordinates
-is constant, S = [axis; 0] or [0; axis], and c_J = 0.
+is constant, S = [axis; 0] or [0; axis], and c_J = Sdot qd = 0.
+
+The other algorithms never branch on the type: they call the helpers below, each of which
+unrolls the two cases so that no multiplication by a zero half of S is left for the kernels.
 """
 import math
 
-from .model import AXIS, REVOLUTE, X_E, X_R, XTREE_E, XTREE_R
-from .spatial import add, dot, jit, mat, mat_mul, put, put_mat, rotate_back, scale, vec
+from .model import AXIS, JOINT_TYPE, REVOLUTE, X_E, X_R, XTREE_E, XTREE_R
+from .spatial import (ZERO, add, cross, dot, jit, mat, mat_mul, put, put_mat, rotate,
+                      rotate_back, scale, vec)
 
 
 @jit
@@ -22,11 +27,11 @@ def joint_rotation(axis, qi):
 
 
 @jit
-def joint_transform(bodies, jtype, i, qi):
-    """(E, r) of X_i at coordinate qi."""
+def joint_transform(topology, bodies, i, qi):
+    """(E, r) of X_i = X_J(q_i) Xtree_i."""
     E_tree, r_tree = mat(bodies, i, XTREE_E), vec(bodies, i, XTREE_R)
     axis = vec(bodies, i, AXIS)
-    if jtype == REVOLUTE:
+    if topology[i, JOINT_TYPE] == REVOLUTE:
         return mat_mul(joint_rotation(axis, qi), E_tree), r_tree
     # the joint frame slides along the axis: r = r_tree + E_tree^T axis q
     return E_tree, add(r_tree, scale(rotate_back(E_tree, axis), qi))
@@ -34,7 +39,7 @@ def joint_transform(bodies, jtype, i, qi):
 
 @jit
 def store_joint_transform(topology, bodies, ws, i, qi):
-    E, r = joint_transform(bodies, topology[i, 1], i, qi)
+    E, r = joint_transform(topology, bodies, i, qi)
     put_mat(ws, i, X_E, E)
     put(ws, i, X_R, r)
     return E, r
@@ -47,6 +52,42 @@ def joint_transforms(topology, bodies, q, ws):
 
 
 @jit
-def subspace_dot(jtype, axis, n, f):
+def subspace_times(topology, bodies, i, s):
+    """S_i s, a motion [w; v] in body coordinates."""
+    axis = scale(vec(bodies, i, AXIS), s)
+    if topology[i, JOINT_TYPE] == REVOLUTE:
+        return axis, ZERO
+    return ZERO, axis
+
+
+@jit
+def subspace_dot(topology, bodies, i, n, f):
     """S_i^T [n; f]"""
-    return dot(axis, n) if jtype == REVOLUTE else dot(axis, f)
+    if topology[i, JOINT_TYPE] == REVOLUTE:
+        return dot(vec(bodies, i, AXIS), n)
+    return dot(vec(bodies, i, AXIS), f)
+
+
+@jit
+def add_joint_motion(topology, bodies, i, qd_i, qdd_i, w, v, dw, dv):
+    """Joint i's share of body i's motion (RBDA eqs. 5.16-5.19, c_J = 0):
+        v_i = v + S_i qd_i,   a_i = a + S_i qdd_i + v_i x S_i qd_i
+    where (w, v) = iX_parent v_parent and (dw, dv) = iX_parent a_parent."""
+    axis = vec(bodies, i, AXIS)
+    S_qd, S_qdd = scale(axis, qd_i), scale(axis, qdd_i)
+    if topology[i, JOINT_TYPE] == REVOLUTE:
+        # v_i x [S qd; 0] = [w_i x S qd; v x S qd], and w_i x S qd = w x S qd
+        w = add(w, S_qd)
+        return w, v, add(add(dw, S_qdd), cross(w, S_qd)), add(dv, cross(v, S_qd))
+    # v_i x [0; S qd] = [0; w x S qd]
+    return w, add(v, S_qd), dw, add(add(dv, S_qdd), cross(w, S_qd))
+
+
+@jit
+def inertia_times_subspace(topology, bodies, i, m, h, Ibar):
+    """I S_i for a compact inertia (m, h, Ibar):  revolute [Ibar a; a x h],  prismatic
+    [h x a; m a]  (spatial.inertia_times with one half of S zero)."""
+    axis = vec(bodies, i, AXIS)
+    if topology[i, JOINT_TYPE] == REVOLUTE:
+        return rotate(Ibar, axis), cross(axis, h)
+    return cross(h, axis), scale(axis, m)

@@ -1,28 +1,31 @@
-"""Sparse L^T D L factorisation of H and its solve (RBDA sec. 6.5, MuJoCo's qLD).
+"""Sparse L^T D L factorisation of H and its solve: RBDA (Featherstone 2008) §6.5; MuJoCo's
+mj_factorM and mj_solveM (qLD).
 
 Because parent[i] < i, H = L^T D L has L with the sparsity of H itself: L[i, j] can be non-zero
 only when j is an ancestor of i. Both loops walk branches instead of rows, so a tree's
 factorisation costs O(n * depth^2) instead of O(n^3), with no fill-in.
 Storage: in place in H's lower triangle, D on the diagonal and L (unit diagonal) below it.
 """
+from .model import PARENT
 from .spatial import jit
 
 
 @jit
 def ltdl(topology, H):
-    """Factorise in place. Returns -1, or the index of the first non-positive pivot."""
+    """Factorise in place. Returns -1, or the index of the first non-positive pivot.
+    inputs: H (lower triangle); outputs: H holding L and D."""
     for k in range(H.shape[0] - 1, -1, -1):
         if not H[k, k] > 0.0:
             return k
-        i = topology[k, 0]
+        i = topology[k, PARENT]
         while i >= 0:
             a = H[k, i] / H[k, k]
             j = i
             while j >= 0:
                 H[i, j] -= a * H[k, j]
-                j = topology[j, 0]
+                j = topology[j, PARENT]
             H[k, i] = a
-            i = topology[i, 0]
+            i = topology[i, PARENT]
     return -1
 
 
@@ -31,14 +34,14 @@ def ltdl_solve(topology, LD, x):
     """x <- H^-1 x, with LD from ltdl: solve L^T y = x, then D z = y, then L x = z."""
     n = LD.shape[0]
     for i in range(n - 1, -1, -1):
-        j = topology[i, 0]
+        j = topology[i, PARENT]
         while j >= 0:
             x[j] -= LD[i, j] * x[i]
-            j = topology[j, 0]
+            j = topology[j, PARENT]
     for i in range(n):
         x[i] /= LD[i, i]
     for i in range(n):
-        j = topology[i, 0]
+        j = topology[i, PARENT]
         while j >= 0:
             x[i] -= LD[i, j] * x[j]
-            j = topology[j, 0]
+            j = topology[j, PARENT]

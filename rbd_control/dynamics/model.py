@@ -20,6 +20,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+# columns of topology[i]
+PARENT = 0       # parent body index, -1 for the fixed base
+JOINT_TYPE = 1   # REVOLUTE or PRISMATIC; read only by jcalc
+
 REVOLUTE = 0
 PRISMATIC = 1
 
@@ -93,11 +97,11 @@ class Model:
 
     @property
     def parent(self) -> np.ndarray:
-        return self.topology[:, 0]
+        return self.topology[:, PARENT]
 
     @property
     def joint_type(self) -> np.ndarray:
-        return self.topology[:, 1]
+        return self.topology[:, JOINT_TYPE]
 
     def with_gravity(self, gravity) -> "Model":
         g = np.array(gravity, dtype=np.float64).reshape(-1)

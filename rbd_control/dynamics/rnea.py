@@ -1,30 +1,32 @@
-"""Recursive Newton-Euler inverse dynamics in body coordinates (RBDA ch. 5, seed 000).
+"""Recursive Newton-Euler inverse dynamics in body coordinates: RBDA (Featherstone 2008) §5.3,
+Table 5.1, eqs. 5.16-5.20; MuJoCo's mj_rne, Pinocchio's rnea.
 
-    v_i = X_i v_parent + S_i qd_i
-    a_i = X_i a_parent + S_i qdd_i + v_i x S_i qd_i          a_0 = -a_g (gravity as base acc.)
-    f_i = I_i a_i + v_i x* I_i v_i - iX_0^* f_ext_i
-    tau_i = S_i^T f_i,   f_parent += X_i^T f_i
+    v_i = iX_p v_p + S_i qd_i                           (v_0 = 0)
+    a_i = iX_p a_p + S_i qdd_i + v_i x S_i qd_i         (a_0 = -a_g: gravity as base acceleration)
+    f_i = I_i a_i + v_i x* I_i v_i - iX_0^* f^x_i
+    tau_i = S_i^T f_i,   f_p += iX_p^T f_i
+with p = parent(i). Joint types enter only through jcalc.
 """
 from numba import int64
 
 from .checks import MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR, state_status
 from .external import external_force_in_body, world_transform
-from .jcalc import store_joint_transform, subspace_dot
-from .model import (A_ANG, A_LIN, AXIS, COM_MOMENT, F_ANG, F_LIN, IBAR, MASS, REVOLUTE, V_ANG,
-                    V_LIN, X_E, X_R)
-from .spatial import (ZERO, accumulate, add, compiled, cross, cross_force, inertia_times, jit,
-                      mat, put, rotate, scale, sub, transform_force_back, transform_motion, vec)
+from .jcalc import add_joint_motion, store_joint_transform, subspace_dot
+from .model import (A_ANG, A_LIN, COM_MOMENT, F_ANG, F_LIN, IBAR, MASS, PARENT, V_ANG, V_LIN,
+                    X_E, X_R)
+from .spatial import (ZERO, accumulate, add, compiled, cross_force, inertia_times, jit, mat,
+                      put, rotate, sub, transform_force_back, transform_motion, vec)
 
 
 @jit
 def base_acceleration(E, gravity):
-    """X_i a_0 for a child of the base: the base is at rest, accelerating at -a_g."""
+    """iX_0 a_0 for a child of the base: the base is at rest, accelerating at -a_g."""
     return ZERO, rotate(E, (-gravity[0], -gravity[1], -gravity[2]))
 
 
 @jit
 def body_force(bodies, i, w, v, dw, dv):
-    """f_i = I_i a_i + v_i x* I_i v_i"""
+    """f^B_i = I_i a_i + v_i x* I_i v_i   (eq. 5.9)"""
     m, h, Ibar = bodies[i, MASS, 0], vec(bodies, i, COM_MOMENT), mat(bodies, i, IBAR)
     momentum_n, momentum_f = inertia_times(m, h, Ibar, w, v)
     n, f = inertia_times(m, h, Ibar, dw, dv)
@@ -34,27 +36,26 @@ def body_force(bodies, i, w, v, dw, dv):
 
 @jit
 def outward_pass(topology, bodies, gravity, ws, q, qd, qdd, fext):
+    """inputs: q, qd, qdd, fext (world wrenches per body, or none);
+    outputs: ws rows X (iX_p), V (v_i), A (a_i), F (f_i before the children's forces)."""
     for i in range(topology.shape[0]):
-        parent, jtype = topology[i, 0], topology[i, 1]
+        parent = topology[i, PARENT]
+        # iX_p = X_J(q_i) Xtree_i
         E, r = store_joint_transform(topology, bodies, ws, i, q[i])
         if parent < 0:
+            # v_p = 0,  a_p = -a_g
             w, v = ZERO, ZERO
             dw, dv = base_acceleration(E, gravity)
         else:
+            # iX_p v_p,  iX_p a_p
             w, v = transform_motion(E, r, vec(ws, parent, V_ANG), vec(ws, parent, V_LIN))
             dw, dv = transform_motion(E, r, vec(ws, parent, A_ANG), vec(ws, parent, A_LIN))
-        axis = vec(bodies, i, AXIS)
-        S_qd, S_qdd = scale(axis, qd[i]), scale(axis, qdd[i])
-        # a += S qdd + v x S qd  (c_J = 0 for these joints; S qd x S qd = 0)
-        if jtype == REVOLUTE:
-            w = add(w, S_qd)
-            dw = add(add(dw, S_qdd), cross(w, S_qd))
-            dv = add(dv, cross(v, S_qd))
-        else:
-            v = add(v, S_qd)
-            dv = add(add(dv, S_qdd), cross(w, S_qd))
+        # v_i = iX_p v_p + S_i qd_i,  a_i = iX_p a_p + S_i qdd_i + v_i x S_i qd_i
+        w, v, dw, dv = add_joint_motion(topology, bodies, i, qd[i], qdd[i], w, v, dw, dv)
+        # f_i = I_i a_i + v_i x* I_i v_i
         n, f = body_force(bodies, i, w, v, dw, dv)
         if fext.shape[0] > 0:
+            # f_i -= iX_0^* f^x_i
             E0, r0 = world_transform(topology, ws, i, E, r)
             n_x, f_x = external_force_in_body(E0, r0, fext, i)
             n, f = sub(n, n_x), sub(f, f_x)
@@ -68,11 +69,14 @@ def outward_pass(topology, bodies, gravity, ws, q, qd, qdd, fext):
 
 @jit
 def inward_pass(topology, bodies, ws, tau):
+    """inputs: ws rows X and F from outward_pass; outputs: tau, and F = the joint forces f_i."""
     for i in range(topology.shape[0] - 1, -1, -1):
-        parent = topology[i, 0]
+        parent = topology[i, PARENT]
         n, f = vec(ws, i, F_ANG), vec(ws, i, F_LIN)
-        tau[i] = subspace_dot(topology[i, 1], vec(bodies, i, AXIS), n, f)
+        # tau_i = S_i^T f_i
+        tau[i] = subspace_dot(topology, bodies, i, n, f)
         if parent >= 0:
+            # f_p += iX_p^T f_i
             n_p, f_p = transform_force_back(mat(ws, i, X_E), vec(ws, i, X_R), n, f)
             accumulate(ws, parent, F_ANG, n_p)
             accumulate(ws, parent, F_LIN, f_p)
@@ -89,6 +93,7 @@ def rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, tau):
 @compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR,
                 TENSOR))
 def rnea_kernel(q, qd, qdd, fext, tau, topology, bodies, gravity, ws):
+    """inputs: q, qd, qdd, fext; outputs: tau, ws. Returns 0 or a checks status code."""
     status = state_status(topology.shape[0], q, qd, qdd)
     if status == 0:
         rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, tau)

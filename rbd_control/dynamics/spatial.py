@@ -106,6 +106,13 @@ def transform_motion(E, r, w, v):
 
 
 @jit
+def transform_motion_back(E, r, w, v):
+    """X^-1 [w; v]: a motion in B coordinates expressed in A coordinates."""
+    w_a = rotate_back(E, w)
+    return w_a, add(rotate_back(E, v), cross(r, w_a))
+
+
+@jit
 def transform_force_back(E, r, n, f):
     """X^T [n; f]: a force in B coordinates expressed in A coordinates."""
     f_a = rotate_back(E, f)
@@ -119,9 +126,21 @@ def inertia_times(m, h, Ibar, w, v):
 
 
 @jit
+def cross_motion(w, v, w2, v2):
+    """[w; v] x [w2; v2] = [w x w2;  w x v2 + v x w2]"""
+    return cross(w, w2), add(cross(w, v2), cross(v, w2))
+
+
+@jit
 def cross_force(w, v, n, f):
     """[w; v] x* [n; f] = [w x n + v x f;  w x f]"""
     return add(cross(w, n), cross(v, f)), cross(w, f)
+
+
+@jit
+def spatial_dot(w, v, n, f):
+    """[w; v]^T [n; f], a motion paired with a force"""
+    return dot(w, n) + dot(v, f)
 
 
 @jit

@@ -115,7 +115,7 @@ def test_forward_dynamics_matches_pinocchio(robot):
 
 
 def test_closed_form_matches_pinocchio(robot):
-    """The seed-001 closed form against Pinocchio directly, on fewer states (it is slow)."""
+    """The closed form (Zhang 2000) against Pinocchio directly, on fewer states (it is slow)."""
     model, oracle, rng = robot
     for k, (q, qd, qdd) in enumerate(states(model, rng)[:3]):
         f_ext = random_wrenches(model, rng)

@@ -1,4 +1,5 @@
-"""The seed-001 closed form on systems solvable by hand, and its branch decomposition.
+"""The closed form (Zhang 2000, generalized d'Alembert equations) on systems solvable by hand,
+and its branch decomposition.
 
 Its agreement with RNEA/CRBA on random trees is in test_properties.py and with Pinocchio on the
 example robots in test_against_pinocchio.py; these tests pin it to textbook answers so that a
