@@ -99,8 +99,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, tau = _vectors(model, FD_STATE, q, qd, tau)
         status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
-    if status == SINGULAR:
-        raise InputError("the mass matrix H(q) is singular at this q")
+    if status <= SINGULAR:
+        joint = model.joint_names[SINGULAR - status]
+        raise InputError(f"the mass matrix H(q) is singular at this q: joint {joint!r} moves a "
+                         "subtree with no inertia about its axis (see Model.warnings)")
     if status:
         raise_for_status(status, FD_STATE, model.nq)
     return qdd

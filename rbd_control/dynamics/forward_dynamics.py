@@ -3,6 +3,7 @@ qdd = H^-1 (tau - C qd - G). RNEA with qdd = 0 gives the bias C qd + G, the CRBA
 same joint transforms, the sparse L^T D L factorisation (§6.5) solves. MuJoCo's forward
 dynamics takes the same steps (mj_rne, mj_crb, mj_factorM, mj_solveM); Pinocchio's aba computes
 the same qdd by the articulated-body algorithm (RBDA §7.3, Table 7.1)."""
+import numpy as np
 from numba import int64
 
 from .checks import (MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR,
@@ -12,14 +13,14 @@ from .ltdl import ltdl, ltdl_solve
 from .rnea import rnea_into
 from .spatial import compiled
 
-SINGULAR = -1
+SINGULAR = -1    # status SINGULAR - k: H has a zero pivot (or qdd overflows) at joint k
 
 
 @compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES,
                 MODEL_VECTOR, TENSOR))
 def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, bodies, gravity, ws):
     """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), ws.
-    Returns 0, SINGULAR or a checks status code."""
+    Returns 0, SINGULAR - k (H singular at joint k) or a checks status code."""
     status = state_status(topology.shape[0], q, qd, tau)
     if status != 0:
         return status
@@ -31,7 +32,11 @@ def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, bodies, gravity,
         qdd[k] = tau[k] - qdd[k]
     # H = L^T D L,  qdd <- H^-1 qdd
     crba_from_transforms(topology, bodies, ws, H)
-    if ltdl(topology, H) >= 0:
-        return SINGULAR
+    pivot = ltdl(topology, H)
+    if pivot >= 0:
+        return SINGULAR - pivot
     ltdl_solve(topology, H, qdd)
+    for k in range(qdd.shape[0]):
+        if not np.isfinite(qdd[k]):   # a pivot so small that H^-1 overflows
+            return SINGULAR - k
     return 0

@@ -104,11 +104,9 @@ class Model:
         return self.topology[:, JOINT_TYPE]
 
     def with_gravity(self, gravity) -> "Model":
-        g = np.array(gravity, dtype=np.float64).reshape(-1)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            from .errors import InputError
-            raise InputError(f"gravity must be 3 finite numbers, got {gravity!r}")
-        return replace(self, gravity=g)
+        from .errors import InputError
+        from .urdf_checks import checked_gravity
+        return replace(self, gravity=checked_gravity(gravity, InputError))
 
     def __repr__(self):
         return f"Model({self.name!r}, nq={self.nq}, joints={list(self.joint_names)})"

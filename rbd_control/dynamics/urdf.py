@@ -1,46 +1,63 @@
 """URDF text -> :class:`Model`: safe parsing, validation, and merging of fixed joints.
 
 robot_description arrives over the network, so the text is first read by a bare expat pass that
-refuses any DOCTYPE (no external entities, no entity bombs) and reports where XML is malformed;
-only then does urdf_parser_py read it. Every rejection is a ModelError naming the element.
+refuses any DOCTYPE (no external entities, no entity bombs), reports where XML is malformed, and
+keeps only what dynamics reads, at most four levels deep (so neither this module nor
+urdf_parser_py recurses over a hostile nesting depth); only then does urdf_parser_py read it.
+The tree walks are iterative (a 5000-link chain loads). What cannot be computed is refused with
+a ModelError naming the element; what is physically dubious loads, listed in Model.warnings
+(see urdf_checks), unless strict=True.
 """
 from __future__ import annotations
 
 import math
 import xml.parsers.expat
-from xml.etree import ElementTree
 from contextlib import contextmanager
+from dataclasses import replace
 from types import MappingProxyType
+from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from .api import crba
 from .errors import ModelError
-from .ltdl import ltdl
 from .model import (AXIS, BODY_ROWS, COM_MOMENT, IBAR, MASS, PRISMATIC, REVOLUTE, XTREE_E,
                     XTREE_R, Model)
+from .urdf_checks import (checked_gravity, finite_number, inertia_warnings, joint_properties,
+                          mass_warnings)
 
 MOVING_JOINTS = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-UNSUPPORTED_JOINTS = ("floating", "planar")
+BASE_JOINTS = ("floating", "planar")    # welded when they hang from the base, refused elsewhere
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+# element -> the children dynamics reads; everything else (visuals, transmissions, gazebo and
+# ros2_control tags, and any nesting below these) is dropped before urdf_parser_py sees it
+KEPT = {"robot": {"link", "joint"}, "link": {"inertial"},
+        "inertial": {"origin", "mass", "inertia"},
+        "joint": {"parent", "child", "origin", "axis", "limit", "dynamics"}}
 
 
-def load_urdf(xml: str | bytes, gravity=DEFAULT_GRAVITY) -> Model:
-    """Build a Model from URDF text. Raises ModelError naming the culprit element."""
-    text = _as_text(xml)
-    _check_xml_is_safe(text)
-    robot = _parse_with_urdf_parser_py(_dynamics_elements(text))
-    return _ModelBuilder(robot).build(np.asarray(gravity, dtype=np.float64))
+def load_urdf(xml: str | bytes, gravity=DEFAULT_GRAVITY, strict: bool = False) -> Model:
+    """Build a Model from URDF text. Raises ModelError naming the culprit element.
+
+    strict=True also refuses what otherwise loads with Model.warnings (broken inertia triangle
+    inequalities, massless moving subtrees, a singular H, a floating base joint, odd limits)."""
+    g = checked_gravity(gravity)
+    robot = _parse_with_urdf_parser_py(_dynamics_elements(_as_text(xml)))
+    model = _ModelBuilder(robot).build(g)
+    if strict and model.warnings:
+        more = len(model.warnings) - 5
+        raise ModelError(f"robot {model.name!r} refused in strict mode: "
+                         + "; ".join(model.warnings[:5]) + (f"; and {more} more" if more > 0 else ""))
+    return model
 
 
-def load_urdf_file(path, gravity=DEFAULT_GRAVITY) -> Model:
+def load_urdf_file(path, gravity=DEFAULT_GRAVITY, strict: bool = False) -> Model:
     """Build a Model from a URDF file on disk."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as error:
         raise ModelError(f"cannot read URDF file {path!s}: {error.strerror}") from error
-    return load_urdf(data, gravity)
+    return load_urdf(data, gravity, strict)
 
 
 def _as_text(xml) -> str:
@@ -56,41 +73,44 @@ def _as_text(xml) -> str:
     return xml
 
 
-def _check_xml_is_safe(text: str) -> None:
-    """Reject DOCTYPEs (where entities live) and report malformed XML with its position."""
+def _dynamics_elements(text: str) -> str:
+    """One expat pass: refuse DTDs (where entities live), report malformed XML with its
+    position, and re-emit only the elements in KEPT, with their attributes.
+
+    Real URDFs carry visuals, materials, transmissions and simulator tags that urdf_parser_py
+    rejects or complains about although they say nothing about dynamics. A robot without a name
+    gets one. The stack below is a list, so any nesting depth is read without recursion.
+    """
     parser = xml.parsers.expat.ParserCreate()
+    out, stack = [], []      # stack: per open element, whether it is kept
 
     def refuse_doctype(name, *_):
         raise ModelError(f"robot description declares a DOCTYPE ({name!r}); DTDs and entities "
                          "are refused because the text may come from the network")
 
+    def start(tag, attrs):
+        if not stack:
+            if tag != "robot":
+                raise ModelError(f"robot description's root element is <{tag}>, not <robot>")
+            attrs = {**attrs, "name": attrs.get("name") or "robot"}
+        keep = not stack or (stack[-1] is not None and tag in KEPT.get(stack[-1], ()))
+        stack.append(tag if keep else None)
+        if keep:
+            out.append(f"<{tag}" + "".join(f" {k}={quoteattr(v)}" for k, v in attrs.items())
+                       + ">")
+
+    def end(tag):
+        if stack.pop() is not None:
+            out.append(f"</{tag}>")
+
     parser.StartDoctypeDeclHandler = refuse_doctype
     parser.EntityDeclHandler = refuse_doctype
+    parser.StartElementHandler, parser.EndElementHandler = start, end
     try:
         parser.Parse(text, True)
     except xml.parsers.expat.ExpatError as error:
         raise ModelError(f"robot description is not well-formed XML: {error}") from error
-
-
-def _dynamics_elements(text: str) -> str:
-    """Only what dynamics reads: links with their <inertial>, and joints.
-
-    Real URDFs carry visuals, materials, transmissions and simulator tags that urdf_parser_py
-    rejects or complains about (a texture without filename, an old-style transmission) although
-    they say nothing about dynamics; they are dropped before it sees them. A robot without a
-    name gets one. The text was already checked by expat, so ElementTree is safe here.
-    """
-    root = ElementTree.fromstring(text)
-    if root.tag != "robot":
-        raise ModelError(f"robot description's root element is <{root.tag}>, not <robot>")
-    kept = ElementTree.Element("robot", name=root.get("name") or "robot")
-    for element in root:
-        if element.tag == "link":
-            link = ElementTree.SubElement(kept, "link", dict(element.attrib))
-            link.extend(child for child in element if child.tag == "inertial")
-        elif element.tag == "joint":
-            kept.append(element)
-    return ElementTree.tostring(kept, encoding="unicode")
+    return "".join(out)
 
 
 @contextmanager
@@ -128,14 +148,20 @@ def rpy_matrix(rpy) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
+def _triple(values, what: str) -> np.ndarray:
+    if values is None:
+        return np.zeros(3)
+    if len(values) != 3:
+        raise ModelError(f"{what} must have 3 values, got {values!r}")
+    return np.array([finite_number(v, what) for v in values])
+
+
 def _pose(origin, what: str):
     """(R, t) of an <origin>, identity when absent."""
     if origin is None:
         return np.eye(3), np.zeros(3)
-    xyz = np.zeros(3) if origin.xyz is None else np.asarray(origin.xyz, dtype=np.float64)
-    rpy = np.zeros(3) if origin.rpy is None else np.asarray(origin.rpy, dtype=np.float64)
-    if xyz.shape != (3,) or rpy.shape != (3,) or not np.all(np.isfinite(np.r_[xyz, rpy])):
-        raise ModelError(f"{what}: <origin> must have 3 finite xyz and rpy values")
+    xyz = _triple(origin.xyz, f"{what} <origin xyz>")
+    rpy = _triple(origin.rpy, f"{what} <origin rpy>")
     return rpy_matrix(rpy), xyz
 
 
@@ -149,6 +175,12 @@ class _ModelBuilder:
             if link.name in self.links:
                 raise ModelError(f"link {link.name!r} is defined twice")
             self.links[link.name] = link
+        seen = set()
+        for joint in robot.joints:
+            if joint.name in seen:
+                raise ModelError(f"joint {joint.name!r} is defined twice; joint names must be "
+                                 "unique (states and commands are matched by name)")
+            seen.add(joint.name)
         self.children = {name: [] for name in self.links}
         self.parent_joint = {}
         for joint in robot.joints:
@@ -158,6 +190,7 @@ class _ModelBuilder:
         self.joints = []        # per body: the URDF joint
         self.link_body = {}
         self.link_placement = {}
+        self.warnings = []
 
     def _attach(self, joint):
         for role, link in (("parent", joint.parent), ("child", joint.child)):
@@ -172,10 +205,11 @@ class _ModelBuilder:
     def _find_root(self) -> str:
         roots = [name for name in self.links if name not in self.parent_joint]
         if len(roots) > 1:
-            raise ModelError(f"URDF has several root links {roots}; a robot is one tree")
+            raise ModelError(f"URDF has several root links {roots[:20]}; a robot is one tree")
         if not roots:
-            raise ModelError(f"URDF has no root link: joints {[j.name for j in self.robot.joints]}"
-                             f" form a cycle through links {list(self.links)}")
+            raise ModelError(f"URDF has no root link: joints "
+                             f"{[j.name for j in self.robot.joints][:20]} form a cycle through "
+                             f"links {list(self.links)[:20]}")
         reached, stack = set(), [roots[0]]
         while stack:
             name = stack.pop()
@@ -183,48 +217,66 @@ class _ModelBuilder:
             stack.extend(joint.child for joint in self.children[name])
         unreached = [name for name in self.links if name not in reached]
         if unreached:
-            raise ModelError(f"links {unreached} are not connected to root {roots[0]!r}: "
+            raise ModelError(f"links {unreached[:20]} are not connected to root {roots[0]!r}: "
                              "their joints form a cycle")
         return roots[0]
 
     def build(self, gravity) -> Model:
-        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise ModelError(f"gravity must be 3 finite numbers, got {gravity!r}")
-        self._visit(self.root, body=-1, R=np.eye(3), t=np.zeros(3))
+        self._walk()
         if not self.rows:
             raise ModelError(f"robot {self.robot.name!r} has no moving joint "
                              "(revolute, continuous or prismatic)")
         topology = np.array([(parent, jtype) for parent, jtype, _ in self.rows], dtype=np.int64)
         bodies = np.ascontiguousarray(np.stack([block for _, _, block in self.rows]))
-        _check_subtrees_have_mass(topology, bodies, self.joints)
+        properties, limit_warnings = joint_properties(self.joints)
         model = Model(name=self.robot.name or "", joint_names=tuple(j.name for j in self.joints),
                       link_names=tuple(link.name for link in self.robot.links),
                       topology=topology, bodies=bodies, gravity=gravity.copy(),
                       link_body=MappingProxyType(dict(self.link_body)),
-                      link_placement=MappingProxyType(dict(self.link_placement)),
-                      **_joint_properties(self.joints))
-        _check_mass_matrix_is_regular(model, self.joints)
-        return model
+                      link_placement=MappingProxyType(dict(self.link_placement)), **properties)
+        found = self.warnings + limit_warnings + mass_warnings(model, self.joints)
+        return replace(model, warnings=tuple(found)) if found else model
 
-    def _visit(self, link_name, body, R, t):
+    def _walk(self):
+        """Depth-first, children in document order, so that parent[i] < i; an explicit stack
+        (not recursion) so that any chain length loads."""
+        self._place(self.root, -1, np.eye(3), np.zeros(3))
+        stack = [(joint, -1, np.eye(3), np.zeros(3)) for joint in reversed(self.children[self.root])]
+        while stack:
+            joint, body, R, t = stack.pop()
+            R_origin, t_origin = _pose(joint.origin, f"joint {joint.name!r}")
+            R_joint, t_joint = R @ R_origin, t + R @ t_origin
+            if self._is_welded(joint, body):
+                child, R_child, t_child = body, R_joint, t_joint
+            else:
+                child = self._new_body(joint, body, R_joint, t_joint)
+                R_child, t_child = np.eye(3), np.zeros(3)
+            self._place(joint.child, child, R_child, t_child)
+            stack.extend((grandchild, child, R_child, t_child)
+                         for grandchild in reversed(self.children[joint.child]))
+
+    def _is_welded(self, joint, body) -> bool:
+        """Fixed joints weld; so does a floating or planar joint hanging from the fixed base
+        (a mobile base, a humanoid's pelvis): the tree is controlled relative to its base."""
+        if joint.type in BASE_JOINTS and body < 0:
+            self.warnings.append(
+                f"joint {joint.name!r} is {joint.type} from the base: treated as fixed (the "
+                "robot is controlled relative to its base; set gravity for a tilted base)")
+            return True
+        return joint.type == "fixed"
+
+    def _place(self, link_name, body, R, t):
         """Give link_name to `body`, where its frame sits at (R, t) in body coordinates."""
         self.link_body[link_name] = body
         self.link_placement[link_name] = (R.T.copy(), t.copy())
         if body >= 0:
-            _add_link_inertia(self.rows[body][2], self.links[link_name], R, t)
-        for joint in self.children[link_name]:
-            R_origin, t_origin = _pose(joint.origin, f"joint {joint.name!r}")
-            R_joint, t_joint = R @ R_origin, t + R @ t_origin
-            if joint.type == "fixed":
-                self._visit(joint.child, body, R_joint, t_joint)
-            else:
-                child_body = self._new_body(joint, body, R_joint, t_joint)
-                self._visit(joint.child, child_body, np.eye(3), np.zeros(3))
+            self.warnings += _add_link_inertia(self.rows[body][2], self.links[link_name], R, t)
 
     def _new_body(self, joint, parent, R_joint, t_joint) -> int:
-        if joint.type in UNSUPPORTED_JOINTS:
-            raise ModelError(f"joint {joint.name!r} is {joint.type}: only revolute, continuous, "
-                             "prismatic and fixed joints are supported (fixed-base arms)")
+        if joint.type in BASE_JOINTS:
+            raise ModelError(f"joint {joint.name!r} is {joint.type} but not attached to the base: "
+                             "only revolute, continuous, prismatic and fixed joints are supported "
+                             "inside the tree")
         if joint.type not in MOVING_JOINTS:
             raise ModelError(f"joint {joint.name!r} has unknown type {joint.type!r}")
         block = np.zeros((BODY_ROWS, 3))
@@ -237,23 +289,26 @@ class _ModelBuilder:
 
 
 def _unit_axis(joint) -> np.ndarray:
-    axis = np.array([1.0, 0.0, 0.0] if joint.axis is None else joint.axis, dtype=np.float64)
-    norm = np.linalg.norm(axis) if axis.shape == (3,) else 0.0
-    if not np.isfinite(norm) or norm < 1e-12:
-        raise ModelError(f"joint {joint.name!r} has a zero or invalid <axis xyz={joint.axis}>")
+    axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else _triple(
+        joint.axis, f"joint {joint.name!r} <axis xyz>")
+    norm = np.linalg.norm(axis)
+    if norm < 1e-12:
+        raise ModelError(f"joint {joint.name!r} has a zero <axis xyz={joint.axis}>")
     return axis / norm
 
 
-def _add_link_inertia(block, link, R, t):
-    """Add link's spatial inertia, transformed into body coordinates, to the body's block."""
+def _add_link_inertia(block, link, R, t) -> list:
+    """Add link's spatial inertia, transformed into body coordinates, to the body's block;
+    returns the warnings about it."""
     inertial = link.inertial
     if inertial is None:
-        return  # urdf_parser_py: no <inertial> means a massless link (checked per subtree)
-    m = float(inertial.mass if inertial.mass is not None else 0.0)
+        return []  # urdf_parser_py: no <inertial> means a massless link (checked per subtree)
+    m = finite_number(inertial.mass if inertial.mass is not None else 0.0,
+                      f"link {link.name!r} <mass>")
+    if m < 0:
+        raise ModelError(f"link {link.name!r} has negative mass {inertial.mass!r}")
     I_c = _inertia_tensor(link)
-    if not math.isfinite(m) or m < 0:
-        raise ModelError(f"link {link.name!r} has invalid mass {inertial.mass!r} (must be >= 0)")
-    _check_inertia(link.name, m, I_c)
+    found = inertia_warnings(link.name, I_c)
     R_com, c_link = _pose(inertial.origin, f"link {link.name!r} <inertial>")
     R_body = R @ R_com                       # COM frame orientation in body coordinates
     c = R @ c_link + t                       # centre of mass in body coordinates
@@ -262,84 +317,15 @@ def _add_link_inertia(block, link, R, t):
     block[COM_MOMENT] += m * c
     # parallel-axis theorem: inertia about the body origin
     block[IBAR:IBAR + 3] += I_c_body + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    return found
 
 
 def _inertia_tensor(link) -> np.ndarray:
     inertia = link.inertial.inertia
     if inertia is None:
         return np.zeros((3, 3))
-    values = [inertia.ixx, inertia.ixy, inertia.ixz, inertia.iyy, inertia.iyz, inertia.izz]
-    values = [0.0 if v is None else float(v) for v in values]
-    if not all(math.isfinite(v) for v in values):
-        raise ModelError(f"link {link.name!r} has a non-finite <inertia>")
-    ixx, ixy, ixz, iyy, iyz, izz = values
+    names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    ixx, ixy, ixz, iyy, iyz, izz = (
+        finite_number(0.0 if getattr(inertia, n) is None else getattr(inertia, n),
+                      f"link {link.name!r} <inertia {n}>") for n in names)
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-
-
-def _check_inertia(link_name, m, I_c):
-    """Principal moments must be >= 0 and obey the triangle inequality.
-
-    Degenerate tensors are physical limits and real robots use them: a point mass (all zero;
-    baxter, talos, tiago) or a thin rod (one zero moment; hyq, finger_edu). Whether H stays
-    regular with them (a point mass on its own joint's axis would not) is checked on H itself.
-    """
-    moments = np.linalg.eigvalsh(I_c)
-    # relative to the tensor, with a floor far below any real link (1e-12 kg m^2)
-    tolerance = max(1e-9 * float(np.max(np.abs(moments))), 1e-12)
-    if moments[0] < -tolerance:
-        raise ModelError(f"link {link_name!r}: <inertia> is not positive definite: a principal "
-                         f"moment is negative (principal moments {moments.tolist()})")
-    if moments[2] > moments[0] + moments[1] + tolerance:
-        raise ModelError(f"link {link_name!r}: <inertia> breaks the triangle inequality "
-                         f"(principal moments {moments.tolist()}: the largest exceeds the sum "
-                         "of the other two)")
-
-
-def _check_subtrees_have_mass(topology, bodies, joints):
-    """A moving joint whose whole subtree is massless would make H singular."""
-    subtree_mass = bodies[:, MASS, 0].copy()
-    for i in range(len(joints) - 1, -1, -1):
-        if subtree_mass[i] <= 0:
-            raise ModelError(f"joint {joints[i].name!r} moves link {joints[i].child!r} whose "
-                             "subtree has no mass: the mass matrix H would be singular")
-        if topology[i, 0] >= 0:
-            subtree_mass[topology[i, 0]] += subtree_mass[i]
-
-
-def _check_mass_matrix_is_regular(model, joints):
-    """Factorise H at the zero pose: a non-positive pivot means the joint's subtree has no
-    inertia about its axis (e.g. point masses on the axis), and forward dynamics would fail."""
-    H = crba(model, np.zeros(model.nq))
-    scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
-    pivot = ltdl(model._topology, H)
-    if pivot < 0:
-        pivots = np.diag(H)
-        pivot = int(np.argmin(pivots)) if np.min(pivots) <= 1e-12 * scale else -1
-    if pivot >= 0:
-        raise ModelError(f"joint {joints[pivot].name!r} moves a subtree with no inertia about its "
-                         "axis (e.g. point masses on the axis): the mass matrix H is singular")
-
-
-def _joint_properties(joints) -> dict:
-    n = len(joints)
-    effort, velocity = np.full(n, np.inf), np.full(n, np.inf)
-    position = np.tile([-np.inf, np.inf], (n, 1))
-    continuous = np.array([j.type == "continuous" for j in joints])
-    damping, friction = np.zeros(n), np.zeros(n)
-    for i, joint in enumerate(joints):
-        limit = joint.limit
-        if limit is not None:
-            # A missing or non-positive effort/velocity is read as "not given": clamping every
-            # command to zero would make the joint dead, which no author means.
-            if limit.effort is not None and limit.effort > 0:
-                effort[i] = limit.effort
-            if limit.velocity is not None and limit.velocity > 0:
-                velocity[i] = limit.velocity
-            if (not continuous[i] and limit.lower is not None and limit.upper is not None
-                    and limit.lower < limit.upper):
-                position[i] = (limit.lower, limit.upper)
-        if joint.dynamics is not None:
-            damping[i] = joint.dynamics.damping or 0.0
-            friction[i] = joint.dynamics.friction or 0.0
-    return dict(effort_limit=effort, velocity_limit=velocity, position_limits=position,
-                continuous=continuous, damping=damping, friction=friction)

@@ -73,17 +73,53 @@ def test_a_cycle_through_every_link_is_named():
     assert "ring_a" in str(error) or "a_to_b" in str(error), str(error)
 
 
-def test_a_moving_link_whose_subtree_has_no_mass():
-    assert_model_error(arm(upper_arm_inertial=""), "'shoulder'", "'upper_arm'", "no mass")
+def assert_warns(xml, *culprits):
+    """Loads, with one warning naming every culprit; strict=True refuses with the same words."""
+    model = load_urdf(xml)
+    matching = [w for w in model.warnings if all(c in w for c in culprits)]
+    assert matching, f"no warning names {culprits}: {model.warnings}"
+    assert_model_error_strict(xml, *culprits)
+    return model
+
+
+def assert_model_error_strict(xml, *culprits):
+    with pytest.raises(ModelError) as raised:
+        load_urdf(xml, strict=True)
+    for culprit in culprits + ("strict",):
+        assert culprit in str(raised.value), f"{culprit!r} not named in: {raised.value}"
+
+
+def test_a_valid_arm_has_no_warnings():
+    assert load_urdf(arm()).warnings == ()
+    assert load_urdf(arm(), strict=True).warnings == ()
+
+
+def test_a_moving_link_whose_subtree_has_no_mass_warns_and_forward_dynamics_names_it():
+    model = assert_warns(arm(upper_arm_inertial=""), "'shoulder'", "'upper_arm'", "no mass")
+    assert gravity(model, [0.3]) == pytest.approx([0.0])
+    with pytest.raises(InputError, match="singular.*'shoulder'"):
+        forward_dynamics(model, [0.3], [0.0], [1.0])
 
 
 def test_negative_mass():
     assert_model_error(arm(INERTIAL.replace('value="1"', 'value="-1"')), "'upper_arm'", "mass")
 
 
-def test_inertia_not_positive_definite():
+def test_an_inertia_no_body_can_have_is_refused():
+    # principal moments (-0.1, 0.1, 0.1): clearly negative, not a rounding or CAD error
     assert_model_error(arm(INERTIAL.replace('ixx="0.1"', 'ixx="-0.1"')), "'upper_arm'",
-                       "positive definite")
+                       "positive semi-definite")
+
+
+def test_a_slightly_negative_principal_moment_warns():
+    assert_warns(arm(INERTIAL.replace('ixx="0.1"', 'ixx="-0.001"')), "'upper_arm'",
+                 "slightly negative")
+
+
+def test_rounding_noise_on_a_rod_is_not_a_warning():
+    # a thin rod along x whose zero moment came out as -2e-22 (hyq's feet)
+    rod = INERTIAL.replace('ixx="0.1"', 'ixx="-2e-22"')
+    assert load_urdf(arm(rod)).warnings == ()
 
 
 POINT_MASS = '<inertial><origin xyz="{xyz}"/><mass value="2"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
@@ -93,15 +129,19 @@ def test_a_point_mass_off_the_axis_is_a_valid_link():
     model = load_urdf(arm(POINT_MASS.format(xyz="0.5 0 0")))
     # a 2 kg point mass at 0.5 m from the z axis: H = m r^2
     assert crba(model, [0.3])[0, 0] == pytest.approx(2 * 0.5 ** 2)
+    assert model.warnings == ()
 
 
 def test_a_point_mass_on_its_own_axis_makes_H_singular_and_names_the_joint():
-    assert_model_error(arm(POINT_MASS.format(xyz="0 0 0.5")), "'shoulder'", "singular")
+    model = assert_warns(arm(POINT_MASS.format(xyz="0 0 0.5")), "'shoulder'", "singular")
+    with pytest.raises(InputError, match="'shoulder'"):
+        forward_dynamics(model, [0.3], [0.0], [1.0])
 
 
-def test_inertia_breaking_the_triangle_inequality():
-    assert_model_error(arm(INERTIAL.replace('izz="0.1"', 'izz="0.5"')), "'upper_arm'",
-                       "triangle inequality")
+def test_inertia_breaking_the_triangle_inequality_warns_and_is_used_as_written():
+    model = assert_warns(arm(INERTIAL.replace('izz="0.1"', 'izz="0.5"')), "'upper_arm'",
+                         "triangle inequality")
+    assert crba(model, [0.0])[0, 0] == pytest.approx(0.5)
 
 
 def test_zero_axis():
@@ -109,8 +149,104 @@ def test_zero_axis():
 
 
 @pytest.mark.parametrize("joint_type", ["floating", "planar"])
-def test_floating_and_planar_joints_are_refused_by_name(joint_type):
-    assert_model_error(arm(joint_type=joint_type), "'shoulder'", joint_type)
+def test_floating_and_planar_joints_inside_the_tree_are_refused_by_name(joint_type):
+    inner = (f'<link name="hand">{INERTIAL}</link><joint name="wrist" type="{joint_type}">'
+             '<parent link="upper_arm"/><child link="hand"/></joint>')
+    assert_model_error(arm(extra=inner), "'wrist'", joint_type)
+
+
+@pytest.mark.parametrize("joint_type", ["floating", "planar"])
+def test_a_floating_or_planar_base_joint_is_welded_with_a_warning(joint_type):
+    mobile = arm().replace('<link name="base"/>', (
+        f'<link name="world"/><link name="base">{INERTIAL}</link>'
+        f'<joint name="base_free" type="{joint_type}"><parent link="world"/>'
+        '<child link="base"/></joint>'))
+    model = assert_warns(mobile, "'base_free'", joint_type, "treated as fixed")
+    assert model.joint_names == ("shoulder",)
+    assert model.link_body["base"] == -1
+
+
+def test_a_robot_whose_only_joint_is_a_floating_base_has_no_moving_joint():
+    assert_model_error(arm(joint_type="floating"), "no moving joint")
+
+
+def test_duplicate_joint_names_are_refused():
+    twin = (f'<link name="forearm">{INERTIAL}</link><joint name="shoulder" type="revolute">'
+            '<parent link="upper_arm"/><child link="forearm"/><axis xyz="0 1 0"/>'
+            '<limit lower="-1" upper="1" effort="100" velocity="1"/></joint>')
+    assert_model_error(arm(extra=twin), "'shoulder'", "twice")
+
+
+def test_duplicate_link_names_are_refused():
+    assert_model_error(arm(extra=f'<link name="upper_arm">{INERTIAL}</link>'), "'upper_arm'",
+                       "twice")
+
+
+LIMIT = '<limit lower="-1" upper="1" effort="10" velocity="1"/>'
+
+
+@pytest.mark.parametrize("attribute", ["lower", "upper", "effort", "velocity"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_limits_are_refused(attribute, value):
+    limit = re.sub(rf'{attribute}="[^"]*"', f'{attribute}="{value}"', LIMIT)
+    assert_model_error(arm().replace(LIMIT, limit), "'shoulder'", attribute)
+
+
+@pytest.mark.parametrize("old, new, culprit", [
+    ('<axis', '<origin xyz="1e300 0 0"/><axis', "'shoulder' <origin xyz>"),
+    ('<axis', '<origin rpy="0 nan 0"/><axis', "'shoulder' <origin rpy>"),
+    ('<axis xyz="0 0 1"/>', '<axis xyz="0 0 inf"/>', "'shoulder' <axis xyz>"),
+    ('<mass value="1"/>', '<mass value="1e308"/>', "'upper_arm' <mass>"),
+    ('ixx="0.1"', 'ixx="nan"', "'upper_arm' <inertia ixx>"),
+    ('<axis', '<dynamics damping="nan"/><axis', "'shoulder' <damping>"),
+    ('<axis', '<dynamics friction="1e300"/><axis', "'shoulder' <friction>"),
+])
+def test_non_finite_or_absurd_numbers_are_refused_by_name(old, new, culprit):
+    assert_model_error(arm().replace(old, new), culprit)
+
+
+def test_swapped_limits_warn_and_are_used_sorted():
+    model = assert_warns(arm().replace('lower="-1" upper="1"', 'lower="1" upper="-1"'),
+                         "'shoulder'", "lower limit")
+    assert model.position_limits.tolist() == [[-1.0, 1.0]]
+
+
+def test_equal_nonzero_limits_lock_the_joint_and_zero_zero_means_unlimited():
+    locked = assert_warns(arm().replace('lower="-1" upper="1"', 'lower="0.5" upper="0.5"'),
+                          "'shoulder'", "locked")
+    assert locked.position_limits.tolist() == [[0.5, 0.5]]
+    default = load_urdf(arm().replace('lower="-1" upper="1"', 'lower="0" upper="0"'))
+    assert default.position_limits.tolist() == [[-np.inf, np.inf]] and not default.warnings
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "1e308"])
+def test_zero_negative_or_absurd_effort_limit_warns_and_reads_as_not_given(value):
+    model = assert_warns(arm().replace('effort="10"', f'effort="{value}"'), "'shoulder'",
+                         "effort")
+    assert model.effort_limit.tolist() == [np.inf]
+
+
+def test_huge_position_limits_mean_unlimited_without_a_warning():
+    model = load_urdf(arm().replace('lower="-1" upper="1"', 'lower="-1e16" upper="1e16"'))
+    assert model.position_limits.tolist() == [[-np.inf, np.inf]] and not model.warnings
+
+
+def test_a_revolute_joint_without_limit_warns():
+    assert_warns(arm().replace(LIMIT, ""), "'shoulder'", "no <limit>")
+
+
+def test_negative_damping_warns_and_reads_as_zero():
+    model = assert_warns(arm().replace("<axis", '<dynamics damping="-1"/><axis'), "'shoulder'",
+                         "damping")
+    assert model.damping.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("g", [(0, 0, -1e300), (0, 0, 2e3), (0, np.nan, 0), (0, 0), "down"])
+def test_absurd_gravity_is_refused(g):
+    with pytest.raises(ModelError, match="gravity"):
+        load_urdf(arm(), gravity=g)
+    with pytest.raises(InputError, match="gravity"):
+        load_urdf(arm()).with_gravity(g)
 
 
 def test_a_link_that_is_the_child_of_two_joints():
