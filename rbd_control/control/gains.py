@@ -13,7 +13,9 @@ damped second-order system of bandwidth w. The reference poses are the zero pose
 the limits) plus 64 poses drawn uniformly within the position limits with a fixed seed, so the
 rule is deterministic. Taking the *minimum* keeps the loop stable at a 1 kHz rate in the pose
 where the joint is lightest (the bandwidth there is w; elsewhere it is lower, never higher);
-feedforward_pd relies on the model term for tracking, not on high gains.
+feedforward_pd relies on the model term for tracking, not on high gains. h_i is floored at a
+millionth of the model's largest h_i (see INERTIA_FLOOR_FRACTION) for joints moving massless
+subtrees.
 
 computed_torque multiplies its feedback by H(q), so it needs acceleration gains; it uses
 kp_i / h_i and kd_i / h_i, i.e. exactly w^2 and 2 zeta w with the default gains, at every pose.
@@ -44,8 +46,12 @@ DEFAULT_DAMPING_RATIO = 1.0
 DEFAULT_I_CLAMP_FRACTION = 0.2
 REFERENCE_POSE_COUNT = 64
 REFERENCE_POSE_SEED = 20260520
-# Never let a (nearly) massless distal joint get a zero gain or a huge acceleration gain.
-MIN_REFERENCE_INERTIA = 1e-6
+# Floor on h_i, so that a joint moving a massless subtree (Model.warnings names it; H_ii = 0)
+# gets small finite gains instead of zero gains and an infinite acceleration gain: a fraction
+# of the model's largest h (relative, so a hand's 1e-6 kg m^2 fingertips are not lifted while a
+# humanoid's massless finger gets ~1e-5), and an absolute floor for a model without any mass.
+INERTIA_FLOOR_FRACTION = 1e-6
+MIN_REFERENCE_INERTIA = 1e-12
 
 GainValue = Union[None, float, Sequence[float], Mapping[str, float]]
 
@@ -85,9 +91,11 @@ def reference_poses(model) -> np.ndarray:
 
 
 def reference_inertia(model) -> np.ndarray:
-    """h_i = min over the reference poses of H_ii(q), floored at MIN_REFERENCE_INERTIA."""
+    """h_i = min over the reference poses of H_ii(q), floored at
+    max(INERTIA_FLOOR_FRACTION * max_j h_j, MIN_REFERENCE_INERTIA)."""
     diagonals = np.array([np.diag(crba(model, q)) for q in reference_poses(model)])
-    return np.maximum(diagonals.min(axis=0), MIN_REFERENCE_INERTIA)
+    h = diagonals.min(axis=0)
+    return np.maximum(h, max(INERTIA_FLOOR_FRACTION * float(np.max(h)), MIN_REFERENCE_INERTIA))
 
 
 def default_gains(model, command_index, effort_limit, *, bandwidth_hz=DEFAULT_BANDWIDTH_HZ,
