@@ -32,7 +32,7 @@ DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 # ros2_control tags, and any nesting below these) is dropped before urdf_parser_py sees it
 KEPT = {"robot": {"link", "joint"}, "link": {"inertial"},
         "inertial": {"origin", "mass", "inertia"},
-        "joint": {"parent", "child", "origin", "axis", "limit", "dynamics"}}
+        "joint": {"parent", "child", "origin", "axis", "limit", "dynamics", "mimic"}}
 
 
 def load_urdf(xml: str | bytes, gravity=DEFAULT_GRAVITY, strict: bool = False) -> Model:
@@ -41,7 +41,7 @@ def load_urdf(xml: str | bytes, gravity=DEFAULT_GRAVITY, strict: bool = False) -
     strict=True also refuses what otherwise loads with Model.warnings (broken inertia triangle
     inequalities, massless moving subtrees, a singular H, a floating base joint, odd limits)."""
     g = checked_gravity(gravity)
-    robot = _parse_with_urdf_parser_py(_dynamics_elements(_as_text(xml)))
+    robot = _parse_with_urdf_parser_py(dynamics_elements(xml))
     model = _ModelBuilder(robot).build(g)
     if strict and model.warnings:
         more = len(model.warnings) - 5
@@ -73,14 +73,16 @@ def _as_text(xml) -> str:
     return xml
 
 
-def _dynamics_elements(text: str) -> str:
+def dynamics_elements(description: str | bytes) -> str:
     """One expat pass: refuse DTDs (where entities live), report malformed XML with its
     position, and re-emit only the elements in KEPT, with their attributes.
 
     Real URDFs carry visuals, materials, transmissions and simulator tags that urdf_parser_py
     rejects or complains about although they say nothing about dynamics. A robot without a name
     gets one. The stack below is a list, so any nesting depth is read without recursion.
+    The MuJoCo plant is built from the same text.
     """
+    text = _as_text(description)
     parser = xml.parsers.expat.ParserCreate()
     out, stack = [], []      # stack: per open element, whether it is kept
 

@@ -6,7 +6,9 @@ from rbd_control.sim.mujoco_model import (
     URDF_GRAVITY,
     JointIndex,
     Payload,
+    Plant,
     build_mujoco_model,
+    build_mujoco_plant,
     joint_index,
 )
 from rbd_control.sim.simulator import JointStateSample, Simulator
@@ -16,7 +18,9 @@ __all__ = [
     "JointIndex",
     "JointStateSample",
     "Payload",
+    "Plant",
     "Simulator",
     "build_mujoco_model",
+    "build_mujoco_plant",
     "joint_index",
 ]

@@ -1,11 +1,15 @@
 """Load any URDF string into MuJoCo as a dynamics-exact plant (no rclpy here).
 
 The simulator and the in-the-loop tests need a physics engine that sees the same
-rigid bodies as the controller's model. MuJoCo's URDF importer does most of the
-work; what this module adds is the set of switches that keep the inertias exactly
-as written (MuJoCo would otherwise fuse, balance or infer them) and a name-based
-index, because MuJoCo orders joints by its own body tree and callers must never
-rely on that order.
+rigid bodies as the controller's model. The description is first read by the
+dynamics core's loader (so what it refuses, MuJoCo never sees: duplicate names,
+NaN, hostile XML) and MuJoCo is given the loader's filtered text. MuJoCo's URDF
+importer does most of the work; what this module adds is the set of switches that
+keep the inertias as written (MuJoCo would otherwise fuse, balance or infer them),
+the few changes MuJoCo needs to accept real robots' inertias (mujoco_inertia, each
+one reported), a floating/planar base joint welded like the loader does, and a
+name-based index, because MuJoCo orders joints by its own body tree and callers
+must never rely on that order.
 """
 from __future__ import annotations
 
@@ -17,12 +21,17 @@ import mujoco
 import numpy as np
 
 from rbd_control.control.joint_map import JointMap
+from rbd_control.dynamics import load_urdf
+from rbd_control.dynamics.urdf import BASE_JOINTS, dynamics_elements
+from rbd_control.sim.mujoco_inertia import make_inertias_acceptable
 
 # MuJoCo joint types with exactly one coordinate (URDF revolute/continuous/prismatic).
 _ONE_DOF = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
 __all__ = [
     "build_mujoco_model",
+    "build_mujoco_plant",
+    "Plant",
     "full_mass_matrix",
     "JointIndex",
     "joint_index",
@@ -35,11 +44,11 @@ URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
 
 # Compiler settings injected into the URDF so MuJoCo reproduces its inertias:
 #  - inertiafromgeom=false: never derive mass from shapes (we strip the shapes anyway);
-#  - balanceinertia=false: keep inertias that violate the triangle inequality as written
-#    (MuJoCo would then reject them, which is the honest outcome);
+#  - balanceinertia=false: MuJoCo's balancing is silent; mujoco_inertia balances the
+#    inertias MuJoCo would refuse itself and reports each link;
 #  - fusestatic=false: keep every link as a body so payloads can be attached by link
 #    name; the masses of fixed-joint children count either way;
-#  - discardvisual=true and boundmass/boundinertia=0: nothing invented.
+#  - discardvisual=true and boundmass/boundinertia=0: nothing invented silently.
 _COMPILER_ATTRS = {
     "angle": "radian",
     "inertiafromgeom": "false",
@@ -115,7 +124,24 @@ class JointIndex:
         return self.dof.take_matrix(full).copy()
 
 
-def build_mujoco_model(
+@dataclass(frozen=True)
+class Plant:
+    """A compiled MjModel and what had to change for MuJoCo to accept the URDF.
+
+    adjustments: one string per changed link (mujoco_inertia). warnings: the dynamics
+    core's Model.warnings for the same URDF (what the controller's model was told)."""
+
+    model: mujoco.MjModel
+    adjustments: tuple = ()
+    warnings: tuple = ()
+
+
+def build_mujoco_model(urdf_xml: str, **options) -> mujoco.MjModel:
+    """build_mujoco_plant(...).model; see there for the options."""
+    return build_mujoco_plant(urdf_xml, **options).model
+
+
+def build_mujoco_plant(
     urdf_xml: str,
     *,
     joint_damping: bool = True,
@@ -125,8 +151,9 @@ def build_mujoco_model(
     gravity: Sequence[float] = URDF_GRAVITY,
     timestep: float = 1e-3,
     payloads: Iterable[Payload] = (),
-) -> mujoco.MjModel:
-    """Compile a URDF string into an MjModel whose rigid-body dynamics equal the URDF's.
+) -> Plant:
+    """Compile a URDF string into an MjModel whose rigid-body dynamics equal the URDF's
+    (except for the reported inertia adjustments).
 
     joint_damping: apply URDF <dynamics damping> as MuJoCo joint damping. Off gives
         exact rigid-body dynamics (what Pinocchio and rbd_control.dynamics compute).
@@ -136,18 +163,21 @@ def build_mujoco_model(
     mimic_constraints: keep <mimic> as equality constraints. Off by default, like the
         dynamics core and Pinocchio, which treat mimic joints as independent DoFs.
     payloads: extra masses the controller does not know about (robustness tests).
-    Raises ValueError with MuJoCo's reason when the URDF cannot be compiled.
+    Raises ModelError (a ValueError) when the dynamics core refuses the URDF, and
+    ValueError with MuJoCo's reason when MuJoCo cannot compile it.
     """
     if joint_friction is None:
         joint_friction = joint_damping
-    robot = _parse_robot(urdf_xml)
-    losses = _joint_losses(robot)
-    _strip_geometry(robot)
+    checked = load_urdf(urdf_xml, gravity=gravity)
+    robot = _parse_robot(dynamics_elements(urdf_xml))
+    _weld_base_joints(robot)
+    adjustments = make_inertias_acceptable(robot)
     _set_compiler(robot)
     spec = _spec_from_xml(ET.tostring(robot, encoding="unicode"))
     for payload in payloads:
         _attach_payload(spec, payload)
     model = _compile(spec)
+    losses = dict(zip(checked.joint_names, zip(checked.damping, checked.friction)))
     _apply_losses(model, losses, damping=joint_damping, friction=joint_friction)
     if not joint_limits:
         model.jnt_limited[:] = 0
@@ -155,7 +185,7 @@ def build_mujoco_model(
         model.eq_active0[:] = 0
     model.opt.gravity[:] = np.asarray(gravity, dtype=float)
     model.opt.timestep = float(timestep)
-    return model
+    return Plant(model, adjustments, checked.warnings)
 
 
 def joint_index(model: mujoco.MjModel, names: Sequence[str] | None = None) -> JointIndex:
@@ -210,38 +240,13 @@ def _parse_robot(urdf_xml: str) -> ET.Element:
     return robot
 
 
-def _joint_losses(robot: ET.Element) -> dict[str, tuple[float, float]]:
-    """URDF <dynamics damping friction> per joint name, read before MuJoCo sees it.
-
-    Reading them ourselves (instead of trusting the importer) makes the on/off
-    switch exact and independent of MuJoCo version details.
-    """
-    losses = {}
-    for joint in robot.iter("joint"):
-        dyn = joint.find("dynamics")
-        if dyn is None or joint.get("name") is None:
-            continue
-        losses[joint.get("name")] = (
-            float(dyn.get("damping", 0.0)),
-            float(dyn.get("friction", 0.0)),
-        )
-    return losses
-
-
-def _strip_geometry(robot: ET.Element) -> None:
-    """Remove shapes: dynamics needs none, and package:// meshes may not exist here.
-
-    Without geoms there are no contacts either, so the plant is the bare rigid-body
-    tree — the same thing the controller's model describes.
-    """
-    for link in robot.iter("link"):
-        for child in list(link):
-            if child.tag in ("collision", "visual"):
-                link.remove(child)
-    # Gazebo/ros2_control/transmission blocks mean nothing to MuJoCo; some trip its parser.
-    for child in list(robot):
-        if child.tag in ("gazebo", "ros2_control", "transmission", "mujoco"):
-            robot.remove(child)
+def _weld_base_joints(robot: ET.Element) -> None:
+    """A floating or planar joint reaching here hangs from the base (the loader refuses it
+    anywhere else) and is welded, as the dynamics core does: the robot is controlled, and
+    simulated, relative to its base."""
+    for joint in robot.findall("joint"):
+        if joint.get("type") in BASE_JOINTS:
+            joint.set("type", "fixed")
 
 
 def _set_compiler(robot: ET.Element) -> None:

@@ -117,9 +117,11 @@ class MujocoSimNode(Node):
                 clamp_effort=self._parameter("clamp_effort"),
             )
             sim.reset(self._initial_pose(sim))
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError
             self.get_logger().error(f"robot_description from {source} refused, keeping the last model: {exc}")
             return
+        for adjustment in sim.model_adjustments:   # what MuJoCo needed changed, once per model
+            self.get_logger().warning(f"plant differs from the URDF: {adjustment}")
         first_model = self._sim is None
         if not first_model:
             sim.data.time = self._sim.time  # /clock must never run backwards

@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Sequence
 import mujoco
 import numpy as np
 
-from rbd_control.sim.mujoco_model import Payload, build_mujoco_model, joint_index
+from rbd_control.sim.mujoco_model import Payload, build_mujoco_plant, joint_index
 
 __all__ = ["JointStateSample", "Simulator"]
 
@@ -56,9 +56,12 @@ class Simulator:
     ) -> None:
         if not (timestep > 0 and math.isfinite(timestep)):
             raise ValueError(f"timestep must be a positive number, got {timestep!r}")
-        self.model = build_mujoco_model(
+        plant = build_mujoco_plant(
             urdf_xml, joint_damping=joint_damping, timestep=timestep, payloads=payloads
         )
+        self.model = plant.model
+        # what MuJoCo needed changed (balanced inertias, bound masses) and the loader's warnings
+        self.model_adjustments, self.model_warnings = plant.adjustments, plant.warnings
         self.data = mujoco.MjData(self.model)
         self._reported = joint_index(self.model)
         names = self._reported.names if commanded_joints is None else tuple(commanded_joints)

@@ -5,6 +5,7 @@ and mass matrix must equal Pinocchio's RNEA and CRBA for the same joint names.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -13,8 +14,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from rbd_control.dynamics import ModelError, gravity, load_urdf
 from rbd_control.sim import Payload, build_mujoco_model, joint_index
-from rbd_control.sim.mujoco_model import full_mass_matrix
+from rbd_control.sim.mujoco_model import build_mujoco_plant, full_mass_matrix
 
 # Fixed-base arms with only revolute/prismatic joints (Pinocchio nq == nv), from
 # small to a 19-DoF tree with a mimic-free gripper pair.
@@ -179,23 +181,82 @@ def test_joint_index_rejects_unknown_names(robot_urdf):
         joint_index(model, ["not_a_joint"])
 
 
+ARM = ("<robot name='x'><link name='a'/><link name='b'>{inertial}</link>"
+       "<joint name='j' type='{type}'><parent link='a'/><child link='b'/>{extra}"
+       "<axis xyz='0 0 1'/><limit lower='-1' upper='1' effort='1' velocity='1'/></joint></robot>")
+BOX = ("<inertial><origin xyz='0.1 0 0'/><mass value='1'/>"
+       "<inertia ixx='0.01' ixy='0' ixz='0' iyy='0.01' iyz='0' izz='0.01'/></inertial>")
+
+
 @pytest.mark.parametrize(
     "bad, reason",
     [
-        ("<robot name='x'><link name='a'", "not valid XML"),
-        ("<sdf/>", "expected <robot>"),
-        (
-            # a moving joint whose child link has no inertial: MuJoCo refuses a massless body
-            "<robot name='x'><link name='a'/><link name='b'/>"
-            "<joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
-            "<axis xyz='0 0 1'/><limit lower='-1' upper='1' effort='1' velocity='1'/></joint></robot>",
-            "MuJoCo cannot",
-        ),
+        ("<robot name='x'><link name='a'", "not well-formed"),
+        ("<sdf/>", "not <robot>"),
+        (ARM.format(inertial=BOX, type="revolute", extra="<dynamics damping='nan'/>"),
+         "'j' <damping>"),
+        (ARM.format(inertial=BOX, type="revolute", extra="").replace(
+            "</robot>", "<link name='c'>" + BOX + "</link><joint name='j' type='revolute'>"
+            "<parent link='b'/><child link='c'/><axis xyz='0 1 0'/></joint></robot>"),
+         "'j' is defined twice"),
     ],
 )
-def test_bad_descriptions_raise_value_error_with_a_reason(bad, reason):
-    with pytest.raises(ValueError, match=reason):
+def test_bad_descriptions_raise_the_loaders_model_error(bad, reason):
+    with pytest.raises(ModelError, match=reason):
         build_mujoco_model(bad)
+
+
+def test_a_massless_moving_link_gets_a_bound_mass_and_is_reported():
+    plant = build_mujoco_plant(ARM.format(inertial="", type="revolute", extra=""))
+    assert any("'b'" in a and "mass 0.0 raised" in a for a in plant.adjustments), plant.adjustments
+    assert any("'j'" in w and "no mass" in w for w in plant.warnings), plant.warnings
+    body = mujoco.mj_name2id(plant.model, mujoco.mjtObj.mjOBJ_BODY, "b")
+    assert 0 < plant.model.body_mass[body] <= 1e-6
+
+
+def test_a_floating_base_joint_is_welded_like_the_loader_does():
+    urdf = ARM.format(inertial=BOX, type="revolute", extra="").replace(
+        "<link name='a'/>", "<link name='world'/><link name='a'>" + BOX.replace("0.1 0 0", "0 0 0")
+        + "</link><joint name='free' type='floating'><parent link='world'/><child link='a'/></joint>")
+    plant = build_mujoco_plant(urdf)
+    assert plant.model.nv == 1 and joint_index(plant.model).names == ("j",)
+
+
+@pytest.mark.parametrize("relative", [
+    "pr2_description/urdf/pr2.urdf",
+    "allegro_hand_description/urdf/allegro_right_hand.urdf",
+    "hyq_description/robots/hyq_no_sensors.urdf",
+])
+def test_inertias_mujoco_refuses_are_balanced_reported_and_gravity_is_unchanged(robot_urdf,
+                                                                              relative):
+    urdf = robot_urdf(relative)
+    model = load_urdf(urdf)
+    plant = build_mujoco_plant(urdf, joint_damping=False)
+    assert plant.warnings == model.warnings
+    refused = [w.split("'")[1] for w in model.warnings if "triangle inequality" in w]
+    for link in refused:     # every link the loader warned about is reported by name
+        assert any(a.startswith(f"link {link!r}") for a in plant.adjustments), link
+    for adjustment in plant.adjustments:
+        link = adjustment.split("'")[1]
+        before, after = (np.array(json.loads(part[:part.index("]") + 1])) for part in
+                         adjustment.split("principal moments ")[1].split(" -> "))
+        body = mujoco.mj_name2id(plant.model, mujoco.mjtObj.mjOBJ_BODY, link)
+        compiled = np.sort(plant.model.body_inertia[body])
+        np.testing.assert_allclose(compiled, after, rtol=1e-9, err_msg=adjustment)
+        assert after[0] + after[1] >= after[2] and np.all(after > 0), adjustment
+        assert after[2] == pytest.approx(max(before[2], 1e-12)), "the largest moment is kept"
+    # mass and centre of mass are untouched, so gravity torques are exactly the URDF's
+    data = mujoco.MjData(plant.model)
+    index = joint_index(plant.model, model.joint_names)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q = rng.uniform(-0.5, 0.5, model.nq)
+        q = np.clip(q, model.position_limits[:, 0], model.position_limits[:, 1])
+        index.set_positions(data, q)
+        data.qvel[:] = 0.0
+        mujoco.mj_forward(plant.model, data)
+        np.testing.assert_allclose(index.take_dofs(data.qfrc_bias), gravity(model, q),
+                                   rtol=1e-9, atol=1e-9)
 
 
 def test_sim_package_imports_without_rclpy():
