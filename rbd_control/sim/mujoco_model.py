@@ -21,7 +21,7 @@ import mujoco
 import numpy as np
 
 from rbd_control.control.joint_map import JointMap
-from rbd_control.dynamics import load_urdf
+from rbd_control.dynamics import ModelError, load_urdf
 from rbd_control.dynamics.urdf import BASE_JOINTS, dynamics_elements
 from rbd_control.sim.mujoco_inertia import make_inertias_acceptable
 
@@ -38,6 +38,9 @@ __all__ = [
     "Payload",
     "URDF_GRAVITY",
 ]
+
+# Larger robots are refused: MuJoCo's compile time grows about cubically along a chain.
+MAX_PLANT_JOINTS = 500
 
 # The gravity the dynamics core assumes for a URDF (root frame, z up).
 URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -169,6 +172,10 @@ def build_mujoco_plant(
     if joint_friction is None:
         joint_friction = joint_damping
     checked = load_urdf(urdf_xml, gravity=gravity)
+    if checked.nq > MAX_PLANT_JOINTS:
+        raise ModelError(f"robot {checked.name!r} has {checked.nq} moving joints; the MuJoCo "
+                         f"plant takes at most {MAX_PLANT_JOINTS} (its compile time grows about "
+                         "cubically along a chain: 1.3 s at 500, minutes at 5000)")
     robot = _parse_robot(dynamics_elements(urdf_xml))
     _weld_base_joints(robot)
     adjustments = make_inertias_acceptable(robot)

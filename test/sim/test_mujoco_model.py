@@ -206,6 +206,14 @@ def test_bad_descriptions_raise_the_loaders_model_error(bad, reason):
         build_mujoco_model(bad)
 
 
+def test_a_robot_too_large_for_mujoco_is_refused_quickly_by_count():
+    chain = "".join(
+        f"<link name='l{k}'>{BOX}</link><joint name='j{k}' type='revolute'><parent "
+        f"link='l{k - 1}'/><child link='l{k}'/><axis xyz='0 1 0'/></joint>" for k in range(1, 1001))
+    with pytest.raises(ModelError, match="1000 moving joints"):
+        build_mujoco_model(f"<robot name='long'><link name='l0'/>{chain}</robot>")
+
+
 def test_a_massless_moving_link_gets_a_bound_mass_and_is_reported():
     plant = build_mujoco_plant(ARM.format(inertial="", type="revolute", extra=""))
     assert any("'b'" in a and "mass 0.0 raised" in a for a in plant.adjustments), plant.adjustments
