@@ -8,7 +8,8 @@ Where the controller's model comes from and when it changes:
   - a gravity override [x, y, z] replaces the URDF's;
   - joints: with none configured the controller follows whatever robot the description
     describes; with explicit joints, a robot lacking any of them is refused;
-  - a refused description never replaces the last good model, and says why.
+  - a refused description never replaces the last good model, and says why;
+  - strict: physically dubious data (Model.warnings) refuses a description instead.
 
 Two steps, so that parsing can move off the control thread: `parse` is a pure function of
 the description that returns a Candidate (parsed, checked, and built by the consumer's
@@ -47,8 +48,9 @@ class ModelSource:
     good model. `build(model)` makes what the consumer needs and raises to refuse."""
 
     def __init__(self, joints: Sequence[str] = (), gravity: Sequence[float] = (),
-                 build: Optional[Callable[[object], object]] = None):
+                 build: Optional[Callable[[object], object]] = None, strict: bool = False):
         self.joints = tuple(joints or ())          # explicit joints; empty: follow the robot
+        self.strict = bool(strict)                 # load_urdf(strict=): refuse what warns
         self.gravity = tuple(gravity or ())
         self.parameter = ""                        # the robot_description parameter
         self.current: Optional[Candidate] = None   # the last good model
@@ -59,7 +61,7 @@ class ModelSource:
     def parse(self, xml: str, source: str, gravity: Optional[Sequence[float]] = None) -> Candidate:
         """A Candidate for `xml`, or ModelRefused with the reason. Changes nothing."""
         try:
-            urdf_model = load_urdf(xml)
+            urdf_model = load_urdf(xml, strict=self.strict)
         except Exception as error:  # urdf_parser_py raises more than ModelError on bad XML
             raise ModelRefused(f"{type(error).__name__}: {error}") from None
         missing = [j for j in self.joints if j not in urdf_model.joint_names]

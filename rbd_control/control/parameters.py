@@ -61,6 +61,11 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("robot_description", "string", "",
               "URDF XML. Empty: take the robot_description topic (transient_local).",
               read_only=False),
+    Parameter("strict_model", "bool", False,
+              "Refuse descriptions with physically dubious data (inertias breaking the "
+              "triangle inequality, massless moving subtrees, a singular mass matrix, a "
+              "floating base joint, missing or odd limits) instead of loading them and "
+              "logging each warning once."),
     Parameter("mode", "string", "feedforward_pd", "Control law.", read_only=False, choices=MODES),
     Parameter("joints", "string_array", None,
               "Controlled joints, in the order of the command array. Empty: every moving "

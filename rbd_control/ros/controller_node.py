@@ -69,7 +69,8 @@ class ControllerNode(Node):
         super().__init__('rbd_controller', **node_options)
         declare(self, TABLE)
         explicit = list(self._value('joints') or [])
-        self._source = ModelSource(explicit, self._value('gravity') or (), build=self._build)
+        self._source = ModelSource(explicit, self._value('gravity') or (), build=self._build,
+                                   strict=self._value('strict_model'))
         self._controller = None
         self._joints = frozenset(explicit) if explicit else None  # what gains.<joint> may name
         self._filled = set()            # gain parameters showing a model-derived default
@@ -213,6 +214,9 @@ class ControllerNode(Node):
         return self._controller.prepare_model(model)
 
     def _use(self, candidate, source, gravity=None):
+        if not self._source.unchanged(candidate.xml):   # each description's warnings once
+            for warning in candidate.urdf_model.warnings:
+                self.get_logger().warning(f'robot {candidate.model.name!r}: {warning}')
         self._source.install(candidate, gravity)
         if isinstance(candidate.built, Controller):
             self._controller = candidate.built
