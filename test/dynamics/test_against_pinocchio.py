@@ -148,3 +148,8 @@ def test_every_robot_with_a_moving_joint_is_compared():
     assert len(compared) == len(ROBOTS) - len(refused) >= 66, (len(compared), len(ROBOTS))
     assert any(is_branched(load(r)[0]) for r in compared), "no branched robot compared"
     assert any(load(r)[0].warnings for r in compared), "no robot with load warnings compared"
+
+
+def test_strict_loading_refuses_pr2_naming_the_link_and_the_reason():
+    with pytest.raises(ModelError, match=r"strict mode: link 'sensor_mount_link'.*triangle"):
+        load_urdf(read_robot("pr2_description/urdf/pr2.urdf"), strict=True)
