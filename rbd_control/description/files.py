@@ -2,6 +2,9 @@
 
     read_description(path, mappings=None) -> str    URDF XML
     parse_mappings(["name:=value", ...]) -> dict    xacro arguments, as on xacro's command line
+    is_xacro(path) -> bool                          whether `path` takes xacro arguments
+    description_for_launch(path, configurations, arguments, shares) -> str
+                                                    the same for a ROS 2 launch file
 
 `.urdf` files are read as they are. `.xacro` files (`robot.xacro`, `robot.urdf.xacro`) are
 expanded by the `xacro` package (PyPI `xacro`, ROS `ros-<distro>-xacro`) through its
@@ -39,12 +42,16 @@ def parse_mappings(arguments: Iterable[str]) -> dict[str, str]:
     return mappings
 
 
+def is_xacro(path: str | Path) -> bool:
+    return Path(path).suffix == XACRO_SUFFIX
+
+
 def read_description(path: str | Path, mappings: Mapping[str, str] | None = None) -> str:
     """The URDF XML of a `.urdf` file, or of a `.xacro` file expanded with `mappings`."""
     path = Path(path)
     if not path.is_file():
         raise DescriptionError(f"{path}: no such file")
-    if path.suffix == XACRO_SUFFIX:
+    if is_xacro(path):
         return _expand_xacro(path, dict(mappings or {}))
     if path.suffix != URDF_SUFFIX:
         raise DescriptionError(
@@ -57,6 +64,22 @@ def read_description(path: str | Path, mappings: Mapping[str, str] | None = None
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise DescriptionError(f"{path}: cannot be read: {error}") from None
+
+
+def description_for_launch(path: str | Path, configurations: Mapping[str, str],
+                           arguments: Iterable[str], shares: Mapping[str, str]) -> str:
+    """`read_description` for a launch file. The launch configurations that are not one of
+    the launch file's own `arguments` are the xacro arguments of a .xacro (`ros2 launch ...
+    description_file:=arm.urdf.xacro prefix:=left_`); a plain URDF ignores them, as they may
+    be an including launch file's. `$(find pkg)` in a plain URDF is replaced by `shares[pkg]`
+    (xacro resolves it in a .xacro itself)."""
+    if not is_xacro(path):
+        text = read_description(path)
+        for package, share in shares.items():
+            text = text.replace(f"$(find {package})", share)
+        return text
+    own = set(arguments)
+    return read_description(path, {k: v for k, v in configurations.items() if k not in own})
 
 
 def _expand_xacro(path: Path, mappings: dict[str, str]) -> str:
