@@ -145,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from rbd_control.ros.run import ros_session
 
-    with ros_session("rbd_bringup") as (node, executor):
+    # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
+    with ros_session("rbd_bringup", args=[]) as (node, executor):
         make_description_publisher(node, config.urdf)
         watcher = _LoopWatcher(node)
         trajectory_pub = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10)

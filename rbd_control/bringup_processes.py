@@ -48,7 +48,7 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
             installed = Path(get_package_share_directory("rbd_control")) / relative
             if installed.is_file():
                 return installed
-        except PackageNotFoundError:
+        except (PackageNotFoundError, OSError):  # OSError: no AMENT_PREFIX_PATH at all
             pass
     except ImportError:
         pass

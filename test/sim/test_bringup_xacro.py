@@ -60,6 +60,7 @@ def test_bringup_expands_a_xacro_for_every_node(ros_env, ros_node, tmp_path):
             process.wait(timeout=60)
     output = process.stdout.read() + process.stderr.read()
     assert process.returncode == 0, output
+    assert "remap rule" not in output, "name:=value reached rclpy as a remapping:\n" + output
 
     # the published description is the expansion with the arguments given
     model = load_urdf(descriptions[-1].data)
