@@ -35,8 +35,8 @@ from rbd_control.bringup_processes import (  # noqa: F401
     find_config_file,
 )
 from rbd_control.control.parameters import MODES
-from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints
+from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.ros.conversions import joint_trajectory_msg, seconds
 
 

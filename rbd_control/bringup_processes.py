@@ -32,7 +32,6 @@ SIMULATOR_NODE = "rbd_mujoco_sim"
 CONFIG_FILE = "config/arm_controller.yaml"
 
 
-
 # --- configuration ------------------------------------------------------------------
 
 
