@@ -33,7 +33,9 @@ setup(
         share('config', 'config/*.yaml'),
         share('urdf', f'{PACKAGE}/description/*.urdf'),
     ],
-    install_requires=['numpy', 'scipy', 'numba', 'urdf-parser-py'],
+    # xacro expands .xacro descriptions (rbd_control.description.files): PyPI `xacro` is
+    # the ROS package's own Python code, ros-<distro>-xacro under ROS (package.xml).
+    install_requires=['numpy', 'scipy', 'numba', 'urdf-parser-py', 'xacro'],
     extras_require={
         'sim': ['mujoco'],
         'demo': ['matplotlib'],

@@ -1,7 +1,12 @@
 """Bring up an arm under rbd_controller.
 
     ros2 launch rbd_control arm.launch.py [mode:=computed_torque] [sim:=none|mujoco|gazebo]
-                                          [description:=/path/to/robot.urdf]
+                                          [description_file:=/path/to/robot.urdf.xacro]
+                                          [name:=value ...]
+
+description_file is a .urdf, or a .xacro expanded by xacro (its Python API, through
+rbd_control.description.files) with every name:=value given to `ros2 launch` that is not
+one of this file's arguments - as `xacro FILE name:=value` would.
 
 robot_state_publisher publishes the URDF on /robot_description (transient_local);
 rbd_controller reads it from there, listens to /joint_states and publishes
@@ -24,24 +29,26 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from rbd_control.control.parameters import MODES  # the node's modes, defined once
+from rbd_control.description.files import description_for_launch
 
 PACKAGE = 'rbd_control'
 DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 CONTROLLER_CONFIG = 'config/arm_controller.yaml'
 GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
 SIMULATORS = ('none', 'mujoco', 'gazebo')
+ARGUMENTS = ('mode', 'sim', 'description_file')
 
 
 def share_path(relative):
     return os.path.join(get_package_share_directory(PACKAGE), relative)
 
 
-def read_description(path):
-    """URDF text with $(find rbd_control) resolved: the URDF names the gz_ros2_control
-    YAML that way, and no xacro runs over it."""
-    with open(path, encoding='utf-8') as urdf_file:
-        text = urdf_file.read()
-    return text.replace(f'$(find {PACKAGE})', get_package_share_directory(PACKAGE))
+def robot_description(context):
+    path = LaunchConfiguration('description_file').perform(context) or \
+        share_path(DEFAULT_DESCRIPTION)
+    # $(find rbd_control): the default arm names the gz_ros2_control YAML that way
+    return description_for_launch(path, context.launch_configurations, ARGUMENTS,
+                                  {PACKAGE: get_package_share_directory(PACKAGE)})
 
 
 def choose(context, name, allowed):
@@ -54,17 +61,14 @@ def choose(context, name, allowed):
 def launch_setup(context):
     mode = choose(context, 'mode', MODES)
     sim = choose(context, 'sim', SIMULATORS)
-    description_path = LaunchConfiguration('description').perform(context) or \
-        share_path(DEFAULT_DESCRIPTION)
     use_sim_time = sim != 'none'
-    robot_description = read_description(description_path)
 
     actions = [
         Node(
             package='robot_state_publisher',
             executable='robot_state_publisher',
             parameters=[{
-                'robot_description': ParameterValue(robot_description, value_type=str),
+                'robot_description': ParameterValue(robot_description(context), value_type=str),
                 'use_sim_time': use_sim_time,
             }],
             output='screen',
@@ -101,7 +105,8 @@ def generate_launch_description():
                               description='control law: ' + ' | '.join(MODES)),
         DeclareLaunchArgument('sim', default_value='none',
                               description='simulator: ' + ' | '.join(SIMULATORS)),
-        DeclareLaunchArgument('description', default_value='',
-                              description='URDF file; empty: the default arm'),
+        DeclareLaunchArgument('description_file', default_value='',
+                              description='.urdf or .xacro file (other name:=value are its '
+                                          'xacro arguments); empty: the default arm'),
         OpaqueFunction(function=launch_setup),
     ])

@@ -1,6 +1,7 @@
 """The arm in Gazebo Harmonic, driven through gz_ros2_control.
 
     ros2 launch rbd_control gazebo.launch.py [headless:=true] [robot_state_publisher:=true]
+                                             [description_file:=robot.urdf.xacro] [name:=value ...]
 
 Starts Gazebo (ros_gz_sim) with an empty world, bridges /clock, spawns the robot from
 /robot_description, then - once the spawn has finished - loads joint_state_broadcaster
@@ -24,21 +25,25 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from rbd_control.description.files import description_for_launch
+
 PACKAGE = 'rbd_control'
 DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 ENTITY_NAME = 'arm'
 CONTROLLERS = ('joint_state_broadcaster', 'effort_controller')
+ARGUMENTS = ('headless', 'robot_state_publisher', 'description_file')
 
 
 def share_path(relative):
     return os.path.join(get_package_share_directory(PACKAGE), relative)
 
 
-def read_description(path):
-    with open(path, encoding='utf-8') as urdf_file:
-        text = urdf_file.read()
-    # gz_ros2_control needs a real path to config/gz_controllers.yaml
-    return text.replace(f'$(find {PACKAGE})', get_package_share_directory(PACKAGE))
+def robot_description(context):
+    path = LaunchConfiguration('description_file').perform(context) or \
+        share_path(DEFAULT_DESCRIPTION)
+    # $(find rbd_control): the default arm names the gz_ros2_control YAML that way
+    return description_for_launch(path, context.launch_configurations, ARGUMENTS,
+                                  {PACKAGE: get_package_share_directory(PACKAGE)})
 
 
 def gazebo(headless):
@@ -65,8 +70,6 @@ def spawner(controller):
 def launch_setup(context):
     headless = LaunchConfiguration('headless').perform(context) == 'true'
     with_rsp = LaunchConfiguration('robot_state_publisher').perform(context) == 'true'
-    description_path = LaunchConfiguration('description').perform(context) or \
-        share_path(DEFAULT_DESCRIPTION)
 
     clock_bridge = Node(
         package='ros_gz_bridge',
@@ -93,8 +96,7 @@ def launch_setup(context):
             package='robot_state_publisher',
             executable='robot_state_publisher',
             parameters=[{
-                'robot_description': ParameterValue(
-                    read_description(description_path), value_type=str),
+                'robot_description': ParameterValue(robot_description(context), value_type=str),
                 'use_sim_time': True,
             }],
             output='screen',
@@ -108,7 +110,8 @@ def generate_launch_description():
                               description='run the Gazebo server only (no GUI)'),
         DeclareLaunchArgument('robot_state_publisher', default_value='true',
                               description='start robot_state_publisher here'),
-        DeclareLaunchArgument('description', default_value='',
-                              description='URDF file; empty: the default arm'),
+        DeclareLaunchArgument('description_file', default_value='',
+                              description='.urdf or .xacro file (other name:=value are its '
+                                          'xacro arguments); empty: the default arm'),
         OpaqueFunction(function=launch_setup),
     ])

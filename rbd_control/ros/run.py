@@ -29,10 +29,11 @@ def spin_node(program, make_node, args=None, on_created=None):
 
 
 @contextlib.contextmanager
-def ros_session(name):
-    """rclpy initialised and one node `name` in a single-threaded executor, for a script
-    that drives nodes from its own loop: yields (node, executor), cleans up on exit."""
-    rclpy.init()
+def ros_session(name, args=None):
+    """rclpy initialised (with `args`; None: sys.argv) and one node `name` in a
+    single-threaded executor, for a script that drives nodes from its own loop:
+    yields (node, executor), cleans up on exit."""
+    rclpy.init(args=args)
     with _cleanup(rclpy.create_node(name)) as executor:
         yield executor.get_nodes()[0], executor
 

@@ -211,3 +211,26 @@ def test_every_ros_package_the_nodes_import_is_an_exec_depend():
                     if name == 'rclpy' or name.endswith(('_msgs', '_interfaces'))}
     assert 'rclpy' in ros_packages
     assert ros_packages <= exec_depends(), ros_packages - exec_depends()
+
+
+def declared_arguments(tree):
+    return {node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, 'id', '') ==
+            'DeclareLaunchArgument'}
+
+
+@pytest.mark.parametrize('launch_file', LAUNCH_FILES, ids=lambda p: p.name)
+def test_description_file_is_read_by_the_shared_reader_with_xacro_arguments(launch_file):
+    """description_file:= takes a .urdf or a .xacro; every launch configuration that is
+    not one of the file's ARGUMENTS is a xacro argument, so ARGUMENTS must be exactly
+    the declared arguments, and the file must read it through description/files.py."""
+    tree = ast.parse(launch_file.read_text())
+    declared = declared_arguments(tree)
+    assert 'description_file' in declared
+    assert set(module_constants(tree)['ARGUMENTS']) == declared
+    imports = {(node.module, alias.name) for node in tree.body
+               if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert ('rbd_control.description.files', 'description_for_launch') in imports
+    calls = {getattr(node.func, 'id', None) for node in ast.walk(tree)
+             if isinstance(node, ast.Call)}
+    assert 'description_for_launch' in calls and 'open' not in calls

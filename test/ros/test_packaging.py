@@ -45,7 +45,7 @@ def test_wheel_installs_share_files_ament_marker_and_console_scripts(tmp_path):
     requires = [line.split(':', 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith('Requires-Dist:')]
     base = {r.split(';')[0].strip() for r in requires if 'extra ==' not in r}
-    assert base == {'numpy', 'scipy', 'numba', 'urdf-parser-py'}
+    assert base == {'numpy', 'scipy', 'numba', 'urdf-parser-py', 'xacro'}
     assert not any('ros' in r.lower() or 'rclpy' in r for r in requires), \
         'ROS packages come from the distribution or requirements/ros.txt, not install_requires'
     assert any(r.startswith('mujoco') and 'sim' in r for r in requires)
