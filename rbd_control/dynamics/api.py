@@ -26,8 +26,7 @@ def _vectors(model, names, *values):
     return [as_vector(value, name, model.nq) for name, value in zip(names, values)]
 
 
-def _fext(model, data, f_ext):
-    return data.no_fext if f_ext is None else external_forces_array(model, f_ext)
+empty = np.empty   # one global look-up per call instead of two
 
 
 def rnea(model, q, qd, qdd, f_ext=None, data=None):
@@ -36,8 +35,8 @@ def rnea(model, q, qd, qdd, f_ext=None, data=None):
     f_ext maps link names to [moment; force] in world coordinates about the world origin.
     """
     data = model._data if data is None else data
-    fext = _fext(model, data, f_ext)
-    tau = np.empty(model.nq)
+    fext = data.no_fext if f_ext is None else external_forces_array(model, f_ext)
+    tau = empty(model.nq)
     try:
         status = rnea_kernel(q, qd, qdd, fext, tau, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
@@ -53,7 +52,7 @@ def joint_forces(model, q, qd, qdd, f_ext=None, data=None):
     coordinates (bearing loads), as an (nq, 6) array. tau_i is its projection on S_i."""
     data = model._data if data is None else data
     rnea(model, q, qd, qdd, f_ext, data)
-    return data.ws[:, F_ANG:F_LIN + 1].reshape(model.nq, 6).copy()
+    return data.md[:, F_ANG:F_LIN + 1].reshape(model.nq, 6).copy()
 
 
 def bias(model, q, qd, data=None):
@@ -64,7 +63,7 @@ def bias(model, q, qd, data=None):
 def gravity(model, q, data=None):
     """G(q), by the gravity-only recursion."""
     data = model._data if data is None else data
-    tau = np.empty(model.nq)
+    tau = empty(model.nq)
     try:
         status = gravity_kernel(q, tau, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
@@ -78,7 +77,7 @@ def gravity(model, q, data=None):
 def crba(model, q, data=None):
     """The joint-space inertia matrix H(q), full and symmetric."""
     data = model._data if data is None else data
-    H = np.empty((model.nq, model.nq))
+    H = empty((model.nq, model.nq))
     try:
         status = crba_kernel(q, H, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
@@ -92,8 +91,8 @@ def crba(model, q, data=None):
 def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
     """qdd = H(q)^-1 (tau - C(q, qd) qd - G(q) + sum_k J_k^T f_ext_k)."""
     data = model._data if data is None else data
-    fext = _fext(model, data, f_ext)
-    qdd = np.empty(model.nq)
+    fext = data.no_fext if f_ext is None else external_forces_array(model, f_ext)
+    qdd = empty(model.nq)
     try:
         status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
@@ -110,8 +109,8 @@ def coriolis_matrix(model, q, qd, data=None):
     """C(q, qd) such that C qd = bias - G and Hdot - 2C is skew-symmetric."""
     data = model._data if data is None else data
     q, qd = _vectors(model, STATE, q, qd)
-    C = np.empty((model.nq, model.nq))
-    coriolis_into(model._topology, model._bodies, data.ws, q, qd, C)
+    C = empty((model.nq, model.nq))
+    coriolis_into(*data.kernel_args, q, qd, C)
     return C
 
 
@@ -140,6 +139,6 @@ def crba_batch(model, Q, data=None):
     """crba over N states: Q is (N, nq); returns (N, nq, nq)."""
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
-    H = np.empty((Q.shape[0], model.nq, model.nq))
+    H = empty((Q.shape[0], model.nq, model.nq))
     crba_batch_kernel(Q, H, *data.kernel_args)
     return H

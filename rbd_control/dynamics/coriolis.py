@@ -44,21 +44,21 @@ def add_spatial(A, i, pair):
 
 
 @jit
-def inertia_of(ws, k):
-    """I_k (world-frame, compact) as stored in ws rows IC."""
-    return ws[k, IC_M, 0], vec(ws, k, IC_H), mat(ws, k, IC_IBAR)
+def inertia_of(md, k):
+    """I_k (world-frame, compact) as stored in md rows IC."""
+    return md[k, IC_M, 0], vec(md, k, IC_H), mat(md, k, IC_IBAR)
 
 
 @jit
-def world_kinematics(topology, bodies, ws, qd, S, V, Sdot):
-    """inputs: ws rows X; outputs: world-frame S_i, v_i, Sdot_i and ws rows W (0X_i) and IC
+def world_kinematics(topology, md, qd, S, V, Sdot):
+    """inputs: md rows X; outputs: world-frame S_i, v_i, Sdot_i and md rows W (0X_i) and IC
     (I_i in world coordinates, one body each)."""
     for i in range(topology.shape[0]):
         parent = topology[i, PARENT]
         # 0X_i = iX_p pX_0
-        E0, r0 = world_transform(topology, ws, i, mat(ws, i, X_E), vec(ws, i, X_R))
+        E0, r0 = world_transform(topology, md, i, mat(md, i, X_E), vec(md, i, X_R))
         # S_i (world) = 0X_i S_i
-        w_s, v_s = subspace_times(topology, bodies, i, 1.0)
+        w_s, v_s = subspace_times(topology, md, i, 1.0)
         s = transform_motion_back(E0, r0, w_s, v_s)
         put_spatial(S, i, s)
         # v_i = v_p + S_i qd_i
@@ -70,11 +70,11 @@ def world_kinematics(topology, bodies, ws, qd, S, V, Sdot):
         # Sdot_i = v_i x S_i
         put_spatial(Sdot, i, cross_motion(v[0], v[1], s[0], s[1]))
         # I_i (world) = iX_0^T I_i iX_0
-        m = bodies[i, MASS, 0]
-        h, Ibar = inertia_back(E0, r0, m, vec(bodies, i, COM_MOMENT), mat(bodies, i, IBAR))
-        ws[i, IC_M, 0] = m
-        put(ws, i, IC_H, h)
-        put_mat(ws, i, IC_IBAR, Ibar)
+        m = md[i, MASS, 0]
+        h, Ibar = inertia_back(E0, r0, m, vec(md, i, COM_MOMENT), mat(md, i, IBAR))
+        md[i, IC_M, 0] = m
+        put(md, i, IC_H, h)
+        put_mat(md, i, IC_IBAR, Ibar)
 
 
 @jit
@@ -94,11 +94,11 @@ def body_factor_parts(m, h, Ibar, w, v, x_w, x_v):
 
 
 @jit
-def factor_times_subspaces(topology, ws, S, V, BS, BtS):
-    """inputs: S, V, ws rows IC (one body each); outputs: BS[d] = B^c_d S_d and
-    BtS[d] = B^c_d^T S_d, summed over the bodies k of d's subtree (d = k and its ancestors)."""
+def factor_times_subspaces(topology, md, S, V, BS, BtS):
+    """inputs: S, V, md rows IC (one body each); outputs: BS[d] = B^c_d S_d and
+    BtS[d] = B^c_d^T S_d, summed over the md k of d's subtree (d = k and its ancestors)."""
     for k in range(topology.shape[0]):
-        m, h, Ibar = inertia_of(ws, k)
+        m, h, Ibar = inertia_of(md, k)
         w, v = get_spatial(V, k)
         d = k
         while d >= 0:
@@ -111,31 +111,31 @@ def factor_times_subspaces(topology, ws, S, V, BS, BtS):
 
 
 @jit
-def composite_world_inertias(topology, ws):
+def composite_world_inertias(topology, md):
     """I^c_p += I^c_i: all in world coordinates, so the compact parts just add."""
     for i in range(topology.shape[0] - 1, -1, -1):
         parent = topology[i, PARENT]
         if parent >= 0:
-            m, h, Ibar = inertia_of(ws, i)
-            ws[parent, IC_M, 0] += m
-            accumulate(ws, parent, IC_H, h)
+            m, h, Ibar = inertia_of(md, i)
+            md[parent, IC_M, 0] += m
+            accumulate(md, parent, IC_H, h)
             for row in range(3):
-                accumulate(ws, parent, IC_IBAR + row, Ibar[row])
+                accumulate(md, parent, IC_IBAR + row, Ibar[row])
 
 
 @jit
-def coriolis_into(topology, bodies, ws, q, qd, C):
-    """inputs: q, qd; outputs: C, ws."""
+def coriolis_into(topology, md, q, qd, C):
+    """inputs: q, qd; outputs: C, md."""
     nb = topology.shape[0]
     S, V, Sdot = np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty((nb, 2, 3))
     BS, BtS = np.zeros((nb, 2, 3)), np.zeros((nb, 2, 3))
-    joint_transforms(topology, bodies, q, ws)
-    world_kinematics(topology, bodies, ws, qd, S, V, Sdot)
-    factor_times_subspaces(topology, ws, S, V, BS, BtS)
-    composite_world_inertias(topology, ws)
+    joint_transforms(topology, md, q)
+    world_kinematics(topology, md, qd, S, V, Sdot)
+    factor_times_subspaces(topology, md, S, V, BS, BtS)
+    composite_world_inertias(topology, md)
     C[:, :] = 0.0
     for d in range(nb):
-        m, h, Ibar = inertia_of(ws, d)
+        m, h, Ibar = inertia_of(md, d)
         s_w, s_v = get_spatial(S, d)
         sd_w, sd_v = get_spatial(Sdot, d)
         IS_n, IS_f = inertia_times(m, h, Ibar, s_w, s_v)

@@ -5,8 +5,7 @@ dynamics takes the same steps (mj_rne, mj_crb, mj_factorM, mj_solveM); Pinocchio
 the same qdd by the articulated-body algorithm (RBDA §7.3, Table 7.1)."""
 from numba import int64
 
-from .checks import (MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR,
-                     state_status)
+from .checks import MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status
 from .crba import crba_from_transforms
 from .ltdl import ltdl, ltdl_solve
 from .rnea import rnea_into
@@ -15,22 +14,21 @@ from .spatial import compiled
 SINGULAR = -1
 
 
-@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES,
-                MODEL_VECTOR, TENSOR))
-def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, bodies, gravity, ws):
-    """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), ws.
+@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, *MODEL_ARGS))
+def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, md):
+    """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), md.
     Returns 0, SINGULAR or a checks status code."""
     status = state_status(topology.shape[0], q, qd, tau)
     if status != 0:
         return status
     # qdd <- C qd + G - J^T f_ext  (RNEA with qdd = 0)
     qdd[:] = 0.0
-    rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, qdd)   # qdd <- bias
+    rnea_into(topology, md, q, qd, qdd, fext, qdd)   # qdd <- bias
     # qdd <- tau - (C qd + G - J^T f_ext)
     for k in range(qdd.shape[0]):
         qdd[k] = tau[k] - qdd[k]
     # H = L^T D L,  qdd <- H^-1 qdd
-    crba_from_transforms(topology, bodies, ws, H)
+    crba_from_transforms(topology, md, H)
     if ltdl(topology, H) >= 0:
         return SINGULAR
     ltdl_solve(topology, H, qdd)

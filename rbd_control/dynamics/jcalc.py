@@ -27,10 +27,10 @@ def joint_rotation(axis, qi):
 
 
 @jit
-def joint_transform(topology, bodies, i, qi):
+def joint_transform(topology, md, i, qi):
     """(E, r) of X_i = X_J(q_i) Xtree_i."""
-    E_tree, r_tree = mat(bodies, i, XTREE_E), vec(bodies, i, XTREE_R)
-    axis = vec(bodies, i, AXIS)
+    E_tree, r_tree = mat(md, i, XTREE_E), vec(md, i, XTREE_R)
+    axis = vec(md, i, AXIS)
     if topology[i, JOINT_TYPE] == REVOLUTE:
         return mat_mul(joint_rotation(axis, qi), E_tree), r_tree
     # the joint frame slides along the axis: r = r_tree + E_tree^T axis q
@@ -38,42 +38,42 @@ def joint_transform(topology, bodies, i, qi):
 
 
 @jit
-def store_joint_transform(topology, bodies, ws, i, qi):
-    E, r = joint_transform(topology, bodies, i, qi)
-    put_mat(ws, i, X_E, E)
-    put(ws, i, X_R, r)
+def store_joint_transform(topology, md, i, qi):
+    E, r = joint_transform(topology, md, i, qi)
+    put_mat(md, i, X_E, E)
+    put(md, i, X_R, r)
     return E, r
 
 
 @jit
-def joint_transforms(topology, bodies, q, ws):
+def joint_transforms(topology, md, q):
     for i in range(topology.shape[0]):
-        store_joint_transform(topology, bodies, ws, i, q[i])
+        store_joint_transform(topology, md, i, q[i])
 
 
 @jit
-def subspace_times(topology, bodies, i, s):
+def subspace_times(topology, md, i, s):
     """S_i s, a motion [w; v] in body coordinates."""
-    axis = scale(vec(bodies, i, AXIS), s)
+    axis = scale(vec(md, i, AXIS), s)
     if topology[i, JOINT_TYPE] == REVOLUTE:
         return axis, ZERO
     return ZERO, axis
 
 
 @jit
-def subspace_dot(topology, bodies, i, n, f):
+def subspace_dot(topology, md, i, n, f):
     """S_i^T [n; f]"""
     if topology[i, JOINT_TYPE] == REVOLUTE:
-        return dot(vec(bodies, i, AXIS), n)
-    return dot(vec(bodies, i, AXIS), f)
+        return dot(vec(md, i, AXIS), n)
+    return dot(vec(md, i, AXIS), f)
 
 
 @jit
-def add_joint_motion(topology, bodies, i, qd_i, qdd_i, w, v, dw, dv):
+def add_joint_motion(topology, md, i, qd_i, qdd_i, w, v, dw, dv):
     """Joint i's share of body i's motion (RBDA eqs. 5.16-5.19, c_J = 0):
         v_i = v + S_i qd_i,   a_i = a + S_i qdd_i + v_i x S_i qd_i
     where (w, v) = iX_parent v_parent and (dw, dv) = iX_parent a_parent."""
-    axis = vec(bodies, i, AXIS)
+    axis = vec(md, i, AXIS)
     S_qd, S_qdd = scale(axis, qd_i), scale(axis, qdd_i)
     if topology[i, JOINT_TYPE] == REVOLUTE:
         # v_i x [S qd; 0] = [w_i x S qd; v x S qd], and w_i x S qd = w x S qd
@@ -84,10 +84,10 @@ def add_joint_motion(topology, bodies, i, qd_i, qdd_i, w, v, dw, dv):
 
 
 @jit
-def inertia_times_subspace(topology, bodies, i, m, h, Ibar):
+def inertia_times_subspace(topology, md, i, m, h, Ibar):
     """I S_i for a compact inertia (m, h, Ibar):  revolute [Ibar a; a x h],  prismatic
     [h x a; m a]  (spatial.inertia_times with one half of S zero)."""
-    axis = vec(bodies, i, AXIS)
+    axis = vec(md, i, AXIS)
     if topology[i, JOINT_TYPE] == REVOLUTE:
         return rotate(Ibar, axis), cross(axis, h)
     return cross(h, axis), scale(axis, m)

@@ -5,14 +5,17 @@ factorisation rely on it) and every subtree is a contiguous range. Each moving j
 exactly one coordinate, so body i, joint i and coordinate i are the same index and nq == nb.
 The fixed base (the root link plus everything welded to it) is not a body; its index is -1.
 
-Kernels take the model as two packed arrays so that a call from Python unboxes few arguments
-(numba pays ~50 ns per array argument, a large share of a 1 µs budget):
+Kernels take the model and the workspace as two packed arrays, `Data.kernel_args`, so that a
+call from Python unboxes few arguments (numba pays ~50 ns per array argument, a large share of
+a 1 µs call):
 
-    topology[i] = (parent, joint_type)                       int64   (nb, 2)
-    bodies[i]   = rows of 3-vectors, indexed by the names below  float64 (nb, 10, 3)
+    topology[i] = (parent, joint_type), columns PARENT and JOINT_TYPE    int64   (nb, 2)
+    md[i]       = rows of 3-vectors, indexed by the row names below       float64 (nb, MD_ROWS, 3)
 
-and the workspace the same way, ws[i] = rows of 3-vectors (nb, WS_ROWS, 3). A spatial vector is
-two rows: angular part first, linear part second (Featherstone's [omega; v], [n; f]).
+md ("model and data") holds body i's constants (rows 0..BODY_ROWS-1, copied from Model.bodies),
+the gravity vector (row GRAVITY, the same in every body) and the workspace (the rest). Each
+Data has its own md; kernels write only the workspace rows. A spatial vector is two rows:
+angular part first, linear part second (Featherstone's [omega; v], [n; f]).
 """
 from __future__ import annotations
 
@@ -36,18 +39,19 @@ IBAR = 6         # rows 6..8: rotational inertia about the body origin
 MASS = 9         # m in column 0
 BODY_ROWS = 10
 
-# rows of the workspace ws[i]
-X_E = 0          # rows 0..2: E of X_i = X_J(q_i) Xtree_i, parent -> body
-X_R = 3
-V_ANG, V_LIN = 4, 5      # body velocity v_i
-A_ANG, A_LIN = 6, 7      # body acceleration a_i
-F_ANG, F_LIN = 8, 9      # joint force f_i (moment, force) in body coordinates
-W_E = 10                 # rows 10..12: E of 0X_i, world -> body (only when needed)
-W_R = 13
-IC_H = 14                # composite inertia: first moment
-IC_IBAR = 15             # rows 15..17: composite rotational inertia
-IC_M = 18                # composite mass in column 0
-WS_ROWS = 19
+# rows of md[i] after the body's constants
+GRAVITY = 10     # the gravity vector in root coordinates (every body holds the same)
+X_E = 11         # rows 11..13: E of X_i = X_J(q_i) Xtree_i, parent -> body
+X_R = 14
+V_ANG, V_LIN = 15, 16    # body velocity v_i
+A_ANG, A_LIN = 17, 18    # body acceleration a_i
+F_ANG, F_LIN = 19, 20    # joint force f_i (moment, force) in body coordinates
+W_E = 21                 # rows 21..23: E of 0X_i, world -> body (only when needed)
+W_R = 24
+IC_H = 25                # composite inertia: first moment
+IC_IBAR = 26             # rows 26..28: composite rotational inertia
+IC_M = 29                # composite mass in column 0
+MD_ROWS = 30
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,10 +83,9 @@ class Model:
     def __post_init__(self):
         # a stored attribute, not a property: every call reads it, and a property costs ~50 ns
         object.__setattr__(self, "nq", len(self.joint_names))
-        # Kernels get writable aliases (numba types read-only arrays apart and takes a slower
+        # Kernels get a writable copy (numba types read-only arrays apart and takes a slower
         # path for them, ~30 ns each); what users see is read-only.
-        for name in ("topology", "bodies", "gravity"):
-            object.__setattr__(self, "_" + name, np.array(getattr(self, name), order="C"))
+        object.__setattr__(self, "_topology", np.array(self.topology, order="C"))
         for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray) and not name.startswith("_"):
                 view = value.view()
@@ -119,9 +122,11 @@ class Data:
 
     def __init__(self, model: Model):
         nb = model.nq
-        self.ws = np.zeros((nb, WS_ROWS, 3))
+        self.md = np.zeros((nb, MD_ROWS, 3))
+        self.md[:, :BODY_ROWS] = model.bodies
+        self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
         self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
-        # Every kernel ends with these arguments; one tuple spares the wrappers four
-        # attribute look-ups per call.
-        self.kernel_args = (model._topology, model._bodies, model._gravity, self.ws)
+        # Every kernel ends with these arguments (checks.MODEL_ARGS gives their numba types);
+        # one tuple spares the wrappers attribute look-ups on every call.
+        self.kernel_args = (model._topology, self.md)
