@@ -12,18 +12,18 @@ from .spatial import compiled
 
 
 @compiled(void(MATRIX, MATRIX, MATRIX, TENSOR, MATRIX, *MODEL_ARGS))
-def rnea_batch_kernel(Q, QD, QDD, fext, TAU, topology, md):
+def rnea_batch_kernel(Q, QD, QDD, fext, TAU, md):
     for k in range(Q.shape[0]):
-        rnea_into(topology, md, Q[k], QD[k], QDD[k], fext, TAU[k])
+        rnea_into(md, Q[k], QD[k], QDD[k], fext, TAU[k])
 
 
 @compiled(void(MATRIX, MATRIX, *MODEL_ARGS))
-def gravity_batch_kernel(Q, G, topology, md):
+def gravity_batch_kernel(Q, G, md):
     for k in range(Q.shape[0]):
-        gravity_into(topology, md, Q[k], G[k])
+        gravity_into(md, Q[k], G[k])
 
 
 @compiled(void(MATRIX, TENSOR, *MODEL_ARGS))
-def crba_batch_kernel(Q, H, topology, md):
+def crba_batch_kernel(Q, H, md):
     for k in range(Q.shape[0]):
-        crba_into(topology, md, Q[k], H[k])
+        crba_into(md, Q[k], H[k])

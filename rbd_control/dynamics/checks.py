@@ -15,9 +15,8 @@ WRONG_LENGTH = 1
 NOT_FINITE = 2
 
 # numba signature pieces
-MODEL_INTS = types.int64[:, ::1]         # topology
-MODEL_DATA = types.float64[:, :, ::1]    # md: body constants, gravity and workspace
-MODEL_ARGS = (MODEL_INTS, MODEL_DATA)    # the types of Data.kernel_args, every kernel's last
+MODEL_DATA = types.float64[:, :, ::1]    # md: body constants, topology, gravity and workspace
+MODEL_ARGS = (MODEL_DATA,)               # the types of Data.kernel_args, every kernel's last
 VECTOR = types.float64[::1]
 MATRIX = types.float64[:, ::1]
 TENSOR = types.float64[:, :, ::1]

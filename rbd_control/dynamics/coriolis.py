@@ -19,7 +19,7 @@ import numpy as np
 
 from .external import world_transform
 from .jcalc import joint_transforms, subspace_times
-from .model import COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, PARENT, X_E, X_R
+from .model import COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, X_E, X_R, parent
 from .spatial import (accumulate, add, cross_force, cross_motion, inertia_back, inertia_times,
                       jit, mat, put, put_mat, scale, spatial_dot, sub, transform_motion_back, vec)
 
@@ -50,21 +50,21 @@ def inertia_of(md, k):
 
 
 @jit
-def world_kinematics(topology, md, qd, S, V, Sdot):
+def world_kinematics(md, qd, S, V, Sdot):
     """inputs: md rows X; outputs: world-frame S_i, v_i, Sdot_i and md rows W (0X_i) and IC
     (I_i in world coordinates, one body each)."""
-    for i in range(topology.shape[0]):
-        parent = topology[i, PARENT]
+    for i in range(md.shape[0]):
+        p = parent(md, i)
         # 0X_i = iX_p pX_0
-        E0, r0 = world_transform(topology, md, i, mat(md, i, X_E), vec(md, i, X_R))
+        E0, r0 = world_transform(md, i, mat(md, i, X_E), vec(md, i, X_R))
         # S_i (world) = 0X_i S_i
-        w_s, v_s = subspace_times(topology, md, i, 1.0)
+        w_s, v_s = subspace_times(md, i, 1.0)
         s = transform_motion_back(E0, r0, w_s, v_s)
         put_spatial(S, i, s)
         # v_i = v_p + S_i qd_i
         v = (scale(s[0], qd[i]), scale(s[1], qd[i]))
-        if parent >= 0:
-            w_p, v_p = get_spatial(V, parent)
+        if p >= 0:
+            w_p, v_p = get_spatial(V, p)
             v = (add(v[0], w_p), add(v[1], v_p))
         put_spatial(V, i, v)
         # Sdot_i = v_i x S_i
@@ -94,10 +94,10 @@ def body_factor_parts(m, h, Ibar, w, v, x_w, x_v):
 
 
 @jit
-def factor_times_subspaces(topology, md, S, V, BS, BtS):
+def factor_times_subspaces(md, S, V, BS, BtS):
     """inputs: S, V, md rows IC (one body each); outputs: BS[d] = B^c_d S_d and
     BtS[d] = B^c_d^T S_d, summed over the md k of d's subtree (d = k and its ancestors)."""
-    for k in range(topology.shape[0]):
+    for k in range(md.shape[0]):
         m, h, Ibar = inertia_of(md, k)
         w, v = get_spatial(V, k)
         d = k
@@ -107,32 +107,32 @@ def factor_times_subspaces(topology, md, S, V, BS, BtS):
             # B^c_d S_d += B_k S_d,  B^c_d^T S_d += B_k^T S_d
             add_spatial(BS, d, (add(D_n, E_n), add(D_f, E_f)))
             add_spatial(BtS, d, (sub(D_n, E_n), sub(D_f, E_f)))
-            d = topology[d, PARENT]
+            d = parent(md, d)
 
 
 @jit
-def composite_world_inertias(topology, md):
+def composite_world_inertias(md):
     """I^c_p += I^c_i: all in world coordinates, so the compact parts just add."""
-    for i in range(topology.shape[0] - 1, -1, -1):
-        parent = topology[i, PARENT]
-        if parent >= 0:
+    for i in range(md.shape[0] - 1, -1, -1):
+        p = parent(md, i)
+        if p >= 0:
             m, h, Ibar = inertia_of(md, i)
-            md[parent, IC_M, 0] += m
-            accumulate(md, parent, IC_H, h)
+            md[p, IC_M, 0] += m
+            accumulate(md, p, IC_H, h)
             for row in range(3):
-                accumulate(md, parent, IC_IBAR + row, Ibar[row])
+                accumulate(md, p, IC_IBAR + row, Ibar[row])
 
 
 @jit
-def coriolis_into(topology, md, q, qd, C):
+def coriolis_into(md, q, qd, C):
     """inputs: q, qd; outputs: C, md."""
-    nb = topology.shape[0]
+    nb = md.shape[0]
     S, V, Sdot = np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty((nb, 2, 3))
     BS, BtS = np.zeros((nb, 2, 3)), np.zeros((nb, 2, 3))
-    joint_transforms(topology, md, q)
-    world_kinematics(topology, md, qd, S, V, Sdot)
-    factor_times_subspaces(topology, md, S, V, BS, BtS)
-    composite_world_inertias(topology, md)
+    joint_transforms(md, q)
+    world_kinematics(md, qd, S, V, Sdot)
+    factor_times_subspaces(md, S, V, BS, BtS)
+    composite_world_inertias(md)
     C[:, :] = 0.0
     for d in range(nb):
         m, h, Ibar = inertia_of(md, d)
@@ -152,4 +152,4 @@ def coriolis_into(topology, md, q, qd, C):
             if j != d:
                 # C_jd = S_j^T (I^c_d Sdot_d + B^c_d S_d)
                 C[j, d] = spatial_dot(x_w, x_v, F_n, F_f)
-            j = topology[j, PARENT]
+            j = parent(md, j)

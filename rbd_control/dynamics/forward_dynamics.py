@@ -15,21 +15,21 @@ SINGULAR = -1
 
 
 @compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, *MODEL_ARGS))
-def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, md):
+def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, md):
     """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), md.
     Returns 0, SINGULAR or a checks status code."""
-    status = state_status(topology.shape[0], q, qd, tau)
+    status = state_status(md.shape[0], q, qd, tau)
     if status != 0:
         return status
     # qdd <- C qd + G - J^T f_ext  (RNEA with qdd = 0)
     qdd[:] = 0.0
-    rnea_into(topology, md, q, qd, qdd, fext, qdd)   # qdd <- bias
+    rnea_into(md, q, qd, qdd, fext, qdd)   # qdd <- bias
     # qdd <- tau - (C qd + G - J^T f_ext)
     for k in range(qdd.shape[0]):
         qdd[k] = tau[k] - qdd[k]
     # H = L^T D L,  qdd <- H^-1 qdd
-    crba_from_transforms(topology, md, H)
-    if ltdl(topology, H) >= 0:
+    crba_from_transforms(md, H)
+    if ltdl(md, H) >= 0:
         return SINGULAR
-    ltdl_solve(topology, H, qdd)
+    ltdl_solve(md, H, qdd)
     return 0

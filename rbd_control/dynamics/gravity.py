@@ -13,41 +13,41 @@ from numba import int64
 
 from .checks import MODEL_ARGS, VECTOR, vector_status
 from .jcalc import store_joint_transform, subspace_dot
-from .model import A_LIN, COM_MOMENT, GRAVITY, IC_H, IC_M, MASS, PARENT, X_E, X_R
+from .model import A_LIN, COM_MOMENT, GRAVITY, IC_H, IC_M, MASS, X_E, X_R, parent
 from .spatial import (accumulate, add, compiled, cross, jit, mat, put, rotate, rotate_back, scale,
                       vec)
 
 
 @jit
-def gravity_into(topology, md, q, tau):
+def gravity_into(md, q, tau):
     """inputs: q; outputs: tau, md rows X, A_LIN (g_i), IC_M and IC_H (m^c_i, h^c_i)."""
-    nb = topology.shape[0]
+    nb = md.shape[0]
     for i in range(nb):
-        parent = topology[i, PARENT]
+        p = parent(md, i)
         # iX_p = X_J(q_i) Xtree_i
-        E, r = store_joint_transform(topology, md, i, q[i])
+        E, r = store_joint_transform(md, i, q[i])
         # g_i = E_i g_p  (g_0 = the gravity vector)
-        g_parent = vec(md, i, GRAVITY) if parent < 0 else vec(md, parent, A_LIN)
+        g_parent = vec(md, i, GRAVITY) if p < 0 else vec(md, p, A_LIN)
         put(md, i, A_LIN, rotate(E, g_parent))
         # m^c_i = m_i,  h^c_i = h_i
         md[i, IC_M, 0] = md[i, MASS, 0]
         put(md, i, IC_H, vec(md, i, COM_MOMENT))
     for i in range(nb - 1, -1, -1):
-        parent = topology[i, PARENT]
+        p = parent(md, i)
         m, h, g = md[i, IC_M, 0], vec(md, i, IC_H), vec(md, i, A_LIN)
         # G_i = S_i^T [-h^c_i x g_i; -m^c_i g_i]
-        tau[i] = subspace_dot(topology, md, i, cross(g, h), scale(g, -m))
-        if parent >= 0:
+        tau[i] = subspace_dot(md, i, cross(g, h), scale(g, -m))
+        if p >= 0:
             # m^c_p += m^c_i,  h^c_p += E_i^T h^c_i + m^c_i r_i
-            md[parent, IC_M, 0] += m
-            accumulate(md, parent, IC_H, add(rotate_back(mat(md, i, X_E), h),
+            md[p, IC_M, 0] += m
+            accumulate(md, p, IC_H, add(rotate_back(mat(md, i, X_E), h),
                                              scale(vec(md, i, X_R), m)))
 
 
 @compiled(int64(VECTOR, VECTOR, *MODEL_ARGS))
-def gravity_kernel(q, tau, topology, md):
+def gravity_kernel(q, tau, md):
     """inputs: q; outputs: tau, md. Returns 0 or a checks status code."""
-    status = vector_status(q, topology.shape[0], 1)
+    status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        gravity_into(topology, md, q, tau)
+        gravity_into(md, q, tau)
     return status

@@ -10,7 +10,7 @@ unrolls the two cases so that no multiplication by a zero half of S is left for 
 """
 import math
 
-from .model import AXIS, JOINT_TYPE, REVOLUTE, X_E, X_R, XTREE_E, XTREE_R
+from .model import AXIS, JOINT_TYPE, REVOLUTE, TOPOLOGY, X_E, X_R, XTREE_E, XTREE_R
 from .spatial import (ZERO, add, cross, dot, jit, mat, mat_mul, put, put_mat, rotate,
                       rotate_back, scale, vec)
 
@@ -27,55 +27,55 @@ def joint_rotation(axis, qi):
 
 
 @jit
-def joint_transform(topology, md, i, qi):
+def joint_transform(md, i, qi):
     """(E, r) of X_i = X_J(q_i) Xtree_i."""
     E_tree, r_tree = mat(md, i, XTREE_E), vec(md, i, XTREE_R)
     axis = vec(md, i, AXIS)
-    if topology[i, JOINT_TYPE] == REVOLUTE:
+    if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
         return mat_mul(joint_rotation(axis, qi), E_tree), r_tree
     # the joint frame slides along the axis: r = r_tree + E_tree^T axis q
     return E_tree, add(r_tree, scale(rotate_back(E_tree, axis), qi))
 
 
 @jit
-def store_joint_transform(topology, md, i, qi):
-    E, r = joint_transform(topology, md, i, qi)
+def store_joint_transform(md, i, qi):
+    E, r = joint_transform(md, i, qi)
     put_mat(md, i, X_E, E)
     put(md, i, X_R, r)
     return E, r
 
 
 @jit
-def joint_transforms(topology, md, q):
-    for i in range(topology.shape[0]):
-        store_joint_transform(topology, md, i, q[i])
+def joint_transforms(md, q):
+    for i in range(md.shape[0]):
+        store_joint_transform(md, i, q[i])
 
 
 @jit
-def subspace_times(topology, md, i, s):
+def subspace_times(md, i, s):
     """S_i s, a motion [w; v] in body coordinates."""
     axis = scale(vec(md, i, AXIS), s)
-    if topology[i, JOINT_TYPE] == REVOLUTE:
+    if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
         return axis, ZERO
     return ZERO, axis
 
 
 @jit
-def subspace_dot(topology, md, i, n, f):
+def subspace_dot(md, i, n, f):
     """S_i^T [n; f]"""
-    if topology[i, JOINT_TYPE] == REVOLUTE:
+    if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
         return dot(vec(md, i, AXIS), n)
     return dot(vec(md, i, AXIS), f)
 
 
 @jit
-def add_joint_motion(topology, md, i, qd_i, qdd_i, w, v, dw, dv):
+def add_joint_motion(md, i, qd_i, qdd_i, w, v, dw, dv):
     """Joint i's share of body i's motion (RBDA eqs. 5.16-5.19, c_J = 0):
         v_i = v + S_i qd_i,   a_i = a + S_i qdd_i + v_i x S_i qd_i
     where (w, v) = iX_parent v_parent and (dw, dv) = iX_parent a_parent."""
     axis = vec(md, i, AXIS)
     S_qd, S_qdd = scale(axis, qd_i), scale(axis, qdd_i)
-    if topology[i, JOINT_TYPE] == REVOLUTE:
+    if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
         # v_i x [S qd; 0] = [w_i x S qd; v x S qd], and w_i x S qd = w x S qd
         w = add(w, S_qd)
         return w, v, add(add(dw, S_qdd), cross(w, S_qd)), add(dv, cross(v, S_qd))
@@ -84,10 +84,10 @@ def add_joint_motion(topology, md, i, qd_i, qdd_i, w, v, dw, dv):
 
 
 @jit
-def inertia_times_subspace(topology, md, i, m, h, Ibar):
+def inertia_times_subspace(md, i, m, h, Ibar):
     """I S_i for a compact inertia (m, h, Ibar):  revolute [Ibar a; a x h],  prismatic
     [h x a; m a]  (spatial.inertia_times with one half of S zero)."""
     axis = vec(md, i, AXIS)
-    if topology[i, JOINT_TYPE] == REVOLUTE:
+    if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
         return rotate(Ibar, axis), cross(axis, h)
     return cross(h, axis), scale(axis, m)

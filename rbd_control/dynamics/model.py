@@ -5,16 +5,16 @@ factorisation rely on it) and every subtree is a contiguous range. Each moving j
 exactly one coordinate, so body i, joint i and coordinate i are the same index and nq == nb.
 The fixed base (the root link plus everything welded to it) is not a body; its index is -1.
 
-Kernels take the model and the workspace as two packed arrays, `Data.kernel_args`, so that a
-call from Python unboxes few arguments (numba pays ~50 ns per array argument, a large share of
-a 1 µs call):
+Kernels take the model and the workspace as ONE packed array, `Data.kernel_args == (md,)`, so
+that a call from Python unboxes few arguments (numba pays ~50 ns per array argument, a large
+share of a 1 µs call):
 
-    topology[i] = (parent, joint_type), columns PARENT and JOINT_TYPE    int64   (nb, 2)
-    md[i]       = rows of 3-vectors, indexed by the row names below       float64 (nb, MD_ROWS, 3)
+    md[i] = rows of 3-vectors, indexed by the row names below         float64 (nb, MD_ROWS, 3)
 
 md ("model and data") holds body i's constants (rows 0..BODY_ROWS-1, copied from Model.bodies),
-the gravity vector (row GRAVITY, the same in every body) and the workspace (the rest). Each
-Data has its own md; kernels write only the workspace rows. A spatial vector is two rows:
+its parent and joint type (row TOPOLOGY, as Model.topology; read them with `parent(md, i)` and
+in jcalc), the gravity vector (row GRAVITY, the same in every body) and the workspace (the
+rest). Each Data has its own md; kernels write only the workspace rows. A spatial vector is two rows:
 angular part first, linear part second (Featherstone's [omega; v], [n; f]).
 """
 from __future__ import annotations
@@ -23,7 +23,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-# columns of topology[i]
+from .spatial import jit
+
+# columns of topology[i] and of row TOPOLOGY of md[i]
 PARENT = 0       # parent body index, -1 for the fixed base
 JOINT_TYPE = 1   # REVOLUTE or PRISMATIC; read only by jcalc
 
@@ -40,18 +42,25 @@ MASS = 9         # m in column 0
 BODY_ROWS = 10
 
 # rows of md[i] after the body's constants
-GRAVITY = 10     # the gravity vector in root coordinates (every body holds the same)
-X_E = 11         # rows 11..13: E of X_i = X_J(q_i) Xtree_i, parent -> body
-X_R = 14
-V_ANG, V_LIN = 15, 16    # body velocity v_i
-A_ANG, A_LIN = 17, 18    # body acceleration a_i
-F_ANG, F_LIN = 19, 20    # joint force f_i (moment, force) in body coordinates
-W_E = 21                 # rows 21..23: E of 0X_i, world -> body (only when needed)
-W_R = 24
-IC_H = 25                # composite inertia: first moment
-IC_IBAR = 26             # rows 26..28: composite rotational inertia
-IC_M = 29                # composite mass in column 0
-MD_ROWS = 30
+TOPOLOGY = 10    # (parent, joint type, 0) as floats, columns PARENT and JOINT_TYPE
+GRAVITY = 11     # the gravity vector in root coordinates (every body holds the same)
+X_E = 12         # rows 12..14: E of X_i = X_J(q_i) Xtree_i, parent -> body
+X_R = 15
+V_ANG, V_LIN = 16, 17    # body velocity v_i
+A_ANG, A_LIN = 18, 19    # body acceleration a_i
+F_ANG, F_LIN = 20, 21    # joint force f_i (moment, force) in body coordinates
+W_E = 22                 # rows 22..24: E of 0X_i, world -> body (only when needed)
+W_R = 25
+IC_H = 26                # composite inertia: first moment
+IC_IBAR = 27             # rows 27..29: composite rotational inertia
+IC_M = 30                # composite mass in column 0
+MD_ROWS = 31
+
+
+@jit
+def parent(md, i):
+    """The parent body of body i, -1 for the fixed base."""
+    return int(md[i, TOPOLOGY, PARENT])
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,9 +92,10 @@ class Model:
     def __post_init__(self):
         # a stored attribute, not a property: every call reads it, and a property costs ~50 ns
         object.__setattr__(self, "nq", len(self.joint_names))
-        # Kernels get a writable copy (numba types read-only arrays apart and takes a slower
-        # path for them, ~30 ns each); what users see is read-only.
-        object.__setattr__(self, "_topology", np.array(self.topology, order="C"))
+        # Writable copies for compiled helpers outside the kernels (numba types read-only
+        # arrays apart and takes a slower path for them); what users see is read-only.
+        for name in ("topology", "bodies"):
+            object.__setattr__(self, "_" + name, np.array(getattr(self, name), order="C"))
         for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray) and not name.startswith("_"):
                 view = value.view()
@@ -124,9 +134,10 @@ class Data:
         nb = model.nq
         self.md = np.zeros((nb, MD_ROWS, 3))
         self.md[:, :BODY_ROWS] = model.bodies
+        self.md[:, TOPOLOGY, :2] = model.topology
         self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
         self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
-        # Every kernel ends with these arguments (checks.MODEL_ARGS gives their numba types);
-        # one tuple spares the wrappers attribute look-ups on every call.
-        self.kernel_args = (model._topology, self.md)
+        # Every kernel ends with these arguments (checks.MODEL_ARGS gives their numba types),
+        # passed as `*data.kernel_args`; today the one array md.
+        self.kernel_args = (self.md,)

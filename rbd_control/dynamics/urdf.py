@@ -311,7 +311,7 @@ def _check_mass_matrix_is_regular(model, joints):
     inertia about its axis (e.g. point masses on the axis), and forward dynamics would fail."""
     H = crba(model, np.zeros(model.nq))
     scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
-    pivot = ltdl(model._topology, H)
+    pivot = ltdl(model._data.md, H)
     if pivot < 0:
         pivots = np.diag(H)
         pivot = int(np.argmin(pivots)) if np.min(pivots) <= 1e-12 * scale else -1
