@@ -1,8 +1,9 @@
 """jcalc: everything that depends on a joint's type, and nothing else does (as spatial_v2's
 jcalc.m and Pinocchio's JointModel calc; RBDA (Featherstone 2008) ch. 4, Table 4.1).
 
-Revolute: X_J rotates coordinates by -q about the axis (E_J = R(axis, q)^T, Rodrigues).
-Prismatic: X_J moves the origin by axis*q. In both, the motion subspace in body coordinates
+Revolute: X_J rotates coordinates by -q about the axis (E_J = R(axis, q)^T, Rodrigues); about
+an axis +-e_k (most URDFs) only two rows of Xtree's rotation turn, as in Pinocchio's
+JointModelRX/RY/RZ. Prismatic: X_J moves the origin by axis*q. In both, the motion subspace in body coordinates
 is constant, S = [axis; 0] or [0; axis], and c_J = Sdot qd = 0.
 
 The other algorithms never branch on the type: they call the helpers below, each of which
@@ -10,9 +11,10 @@ unrolls the two cases so that no multiplication by a zero half of S is left for 
 """
 import math
 
-from .model import AXIS, JOINT_TYPE, REVOLUTE, TOPOLOGY, X_E, X_R, XTREE_E, XTREE_R
-from .spatial import (ZERO, add, cross, dot, jit, mat, mat_mul, put, put_mat, rotate,
-                      rotate_back, scale, vec)
+from .model import (ALIGNED_AXIS, AXIS, JOINT_TYPE, REVOLUTE, TOPOLOGY, X_E, X_R, XTREE_E,
+                    XTREE_R)
+from .spatial import (ZERO, add, cross, dot, jit, mat, mat_mul, put, put_mat, rotate_back,
+                      scale, vec)
 
 
 @jit
@@ -27,11 +29,33 @@ def joint_rotation(axis, qi):
 
 
 @jit
+def turn(c, s, a, b):
+    """c a + s b"""
+    return add(scale(a, c), scale(b, s))
+
+
+@jit
+def aligned_rotation_times(k, c, s, T):
+    """R(e_k, q)^T T with c = cos q, s = sin q: rows k+1 and k+2 (mod 3) of T turn, row k stays.
+    (E_J about z is [[c, s, 0], [-s, c, 0], [0, 0, 1]].)"""
+    if k == 0:
+        return T[0], turn(c, s, T[1], T[2]), turn(c, -s, T[2], T[1])
+    if k == 1:
+        return turn(c, -s, T[0], T[2]), T[1], turn(c, s, T[2], T[0])
+    return turn(c, s, T[0], T[1]), turn(c, -s, T[1], T[0]), T[2]
+
+
+@jit
 def joint_transform(md, i, qi):
     """(E, r) of X_i = X_J(q_i) Xtree_i."""
     E_tree, r_tree = mat(md, i, XTREE_E), vec(md, i, XTREE_R)
     axis = vec(md, i, AXIS)
     if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
+        k = int(md[i, TOPOLOGY, ALIGNED_AXIS])
+        if k >= 0:
+            # axis = +-e_k: E_J = R(e_k, +-q)^T
+            return aligned_rotation_times(k, math.cos(qi), md[i, AXIS, k] * math.sin(qi),
+                                          E_tree), r_tree
         return mat_mul(joint_rotation(axis, qi), E_tree), r_tree
     # the joint frame slides along the axis: r = r_tree + E_tree^T axis q
     return E_tree, add(r_tree, scale(rotate_back(E_tree, axis), qi))
@@ -81,13 +105,3 @@ def add_joint_motion(md, i, qd_i, qdd_i, w, v, dw, dv):
         return w, v, add(add(dw, S_qdd), cross(w, S_qd)), add(dv, cross(v, S_qd))
     # v_i x [0; S qd] = [0; w x S qd]
     return w, add(v, S_qd), dw, add(add(dv, S_qdd), cross(w, S_qd))
-
-
-@jit
-def inertia_times_subspace(md, i, m, h, Ibar):
-    """I S_i for a compact inertia (m, h, Ibar):  revolute [Ibar a; a x h],  prismatic
-    [h x a; m a]  (spatial.inertia_times with one half of S zero)."""
-    axis = vec(md, i, AXIS)
-    if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
-        return rotate(Ibar, axis), cross(axis, h)
-    return cross(h, axis), scale(axis, m)

@@ -28,6 +28,7 @@ from .spatial import jit
 # columns of topology[i] and of row TOPOLOGY of md[i]
 PARENT = 0       # parent body index, -1 for the fixed base
 JOINT_TYPE = 1   # REVOLUTE or PRISMATIC; read only by jcalc
+ALIGNED_AXIS = 2   # (md only) k if the joint axis is +-e_k, else -1; read only by jcalc
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -42,7 +43,7 @@ MASS = 9         # m in column 0
 BODY_ROWS = 10
 
 # rows of md[i] after the body's constants
-TOPOLOGY = 10    # (parent, joint type, 0) as floats, columns PARENT and JOINT_TYPE
+TOPOLOGY = 10    # (parent, joint type, aligned axis) as floats, columns named above
 GRAVITY = 11     # the gravity vector in root coordinates (every body holds the same)
 X_E = 12         # rows 12..14: E of X_i = X_J(q_i) Xtree_i, parent -> body
 X_R = 15
@@ -54,7 +55,8 @@ W_R = 25
 IC_H = 26                # composite inertia: first moment
 IC_IBAR = 27             # rows 27..29: composite rotational inertia
 IC_M = 30                # composite mass in column 0
-MD_ROWS = 31
+S_ANG, S_LIN = 31, 32    # motion subspace S_i (world coordinates, CRBA and Coriolis matrix)
+MD_ROWS = 33
 
 
 @jit
@@ -135,6 +137,9 @@ class Data:
         self.md = np.zeros((nb, MD_ROWS, 3))
         self.md[:, :BODY_ROWS] = model.bodies
         self.md[:, TOPOLOGY, :2] = model.topology
+        axes = model.bodies[:, AXIS]
+        self.md[:, TOPOLOGY, ALIGNED_AXIS] = np.where(
+            np.count_nonzero(axes, axis=1) == 1, np.argmax(np.abs(axes), axis=1), -1)
         self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
         self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
