@@ -11,11 +11,11 @@ from numba import int64
 
 from .checks import MATRIX, MODEL_ARGS, VECTOR, vector_status
 from .external import world_transform
-from .jcalc import joint_transforms, subspace_times
+from .jcalc import joint_transforms, subspace_from
 from .model import (COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, S_ANG, S_LIN, X_E, X_R,
                     parent)
 from .spatial import (accumulate, compiled, inertia_back, inertia_times, jit, mat, put, put_mat,
-                      spatial_dot, transform_motion_back, vec)
+                      spatial_dot, vec)
 
 
 @jit
@@ -26,8 +26,7 @@ def world_subspaces_and_inertias(md):
         # 0X_i = iX_p pX_0
         E0, r0 = world_transform(md, i, mat(md, i, X_E), vec(md, i, X_R))
         # S_i (world) = iX_0^-1 S_i
-        w, v = subspace_times(md, i, 1.0)
-        w, v = transform_motion_back(E0, r0, w, v)
+        w, v = subspace_from(md, i, E0, r0)
         put(md, i, S_ANG, w)
         put(md, i, S_LIN, v)
         # I_i (world) = iX_0^T I_i iX_0

@@ -76,11 +76,12 @@ def joint_transforms(md, q):
 
 
 @jit
-def subspace_times(md, i, s):
-    """S_i s, a motion [w; v] in body coordinates."""
-    axis = scale(vec(md, i, AXIS), s)
+def subspace_from(md, i, E, r):
+    """X^-1 S_i for X = (E, r), e.g. S_i in world coordinates with X = iX_0:
+    revolute [E^T a; r x E^T a], prismatic [0; E^T a]."""
+    axis = rotate_back(E, vec(md, i, AXIS))
     if md[i, TOPOLOGY, JOINT_TYPE] == REVOLUTE:
-        return axis, ZERO
+        return axis, cross(r, axis)
     return ZERO, axis
 
 

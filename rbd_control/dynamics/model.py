@@ -59,6 +59,9 @@ S_ANG, S_LIN = 31, 32    # motion subspace S_i (world coordinates, CRBA and Cori
 MD_ROWS = 33
 
 
+NO_FEXT = np.zeros((0, 2, 3))   # the fext argument of a kernel when there are no external forces
+
+
 @jit
 def parent(md, i):
     """The parent body of body i, -1 for the fixed base."""
@@ -105,6 +108,9 @@ class Model:
                 object.__setattr__(self, name, view)
         # The default workspace of the functional API; pass your own Data per thread.
         object.__setattr__(self, "_data", Data(self))
+        # What the wrappers read on every call without a Data: two look-ups fewer.
+        object.__setattr__(self, "_kernel_args", self._data.kernel_args)
+        object.__setattr__(self, "_square", (self.nq, self.nq))
 
     @property
     def nv(self) -> int:
@@ -142,7 +148,7 @@ class Data:
             np.count_nonzero(axes, axis=1) == 1, np.argmax(np.abs(axes), axis=1), -1)
         self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
-        self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
+        self.no_fext = NO_FEXT
         # Every kernel ends with these arguments (checks.MODEL_ARGS gives their numba types),
         # passed as `*data.kernel_args`; today the one array md.
         self.kernel_args = (self.md,)

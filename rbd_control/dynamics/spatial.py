@@ -106,13 +106,6 @@ def transform_motion(E, r, w, v):
 
 
 @jit
-def transform_motion_back(E, r, w, v):
-    """X^-1 [w; v]: a motion in B coordinates expressed in A coordinates."""
-    w_a = rotate_back(E, w)
-    return w_a, add(rotate_back(E, v), cross(r, w_a))
-
-
-@jit
 def transform_force_back(E, r, n, f):
     """X^T [n; f]: a force in B coordinates expressed in A coordinates."""
     f_a = rotate_back(E, f)
