@@ -3,8 +3,8 @@ jcalc.m and Pinocchio's JointModel calc; RBDA (Featherstone 2008) ch. 4, Table 4
 
 Revolute: X_J rotates coordinates by -q about the axis (E_J = R(axis, q)^T, Rodrigues); about
 an axis +-e_k (most URDFs) only two rows of Xtree's rotation turn, as in Pinocchio's
-JointModelRX/RY/RZ. Prismatic: X_J moves the origin by axis*q. In both, the motion subspace in body coordinates
-is constant, S = [axis; 0] or [0; axis], and c_J = Sdot qd = 0.
+JointModelRX/RY/RZ. Prismatic: X_J moves the origin by axis*q. In both, the motion subspace in
+body coordinates is constant, S = [axis; 0] or [0; axis], and c_J = Sdot qd = 0.
 
 The other algorithms never branch on the type: they call the helpers below, each of which
 unrolls the two cases so that no multiplication by a zero half of S is left for the kernels.

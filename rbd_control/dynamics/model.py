@@ -14,8 +14,8 @@ share of a 1 µs call):
 md ("model and data") holds body i's constants (rows 0..BODY_ROWS-1, copied from Model.bodies),
 its parent and joint type (row TOPOLOGY, as Model.topology; read them with `parent(md, i)` and
 in jcalc), the gravity vector (row GRAVITY, the same in every body) and the workspace (the
-rest). Each Data has its own md; kernels write only the workspace rows. A spatial vector is two rows:
-angular part first, linear part second (Featherstone's [omega; v], [n; f]).
+rest). Each Data has its own md; kernels write only the workspace rows. A spatial vector is two
+rows: angular part first, linear part second (Featherstone's [omega; v], [n; f]).
 """
 from __future__ import annotations
 
