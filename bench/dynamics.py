@@ -4,7 +4,9 @@
     python bench/dynamics.py --quick    # fewer repeats
 
 Ours and Pinocchio's calls are timed interleaved, repeat after repeat, on the same states, so
-load on the machine hits both alike; the ratio of the medians is the figure to read.
+load on the machine hits both alike; the ratio of the medians is the figure to read. Times are
+this thread's CPU time (time.thread_time), so a repeat during which the scheduler ran another
+process is not charged for the wait; cache and frequency effects of load remain.
 Not a test: these machines are noisy, so nothing here asserts a time.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 from pathlib import Path
 
@@ -23,6 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import rbd_control.dynamics as rbd  # noqa: E402
+
+TIMER = time.thread_time   # CPU time of this thread: waits for the CPU are not counted
 
 
 def panda_urdf() -> str:
@@ -112,7 +117,7 @@ def per_call_us(function, states: int, number: int) -> float:
     def run():
         for k in range(states):
             function(k)
-    return timeit.timeit(run, number=number) / (number * states) * 1e6
+    return timeit.timeit(run, number=number, timer=TIMER) / (number * states) * 1e6
 
 
 def compare(pair: Pair, repeats: int, number: int):
@@ -152,10 +157,14 @@ def batch_rows(pair: Pair, repeats: int, N: int = 1000):
         "crba_batch": (lambda: rbd.crba_batch(m, Q),
                        loop(lambda k: pin.crba(pm, pd, PQ[k]))),
     }
+
+    def ms(f):
+        return statistics.median(timeit.timeit(f, number=1, timer=TIMER)
+                                 for _ in range(repeats)) * 1e3
+
     rows = []
     for name, (ours, theirs) in cases.items():
-        o = statistics.median(timeit.timeit(ours, number=1) for _ in range(repeats)) * 1e3
-        t = statistics.median(timeit.timeit(theirs, number=1) for _ in range(repeats)) * 1e3
+        o, t = ms(ours), ms(theirs)
         rows.append((name, o, t, o / t))
     return rows
 
@@ -175,7 +184,8 @@ def scaling_rows(sizes, repeats: int):
         # the same in one batched call: no per-call overhead, so the O(n) cost shows alone
         Q = np.repeat(pair.q, 8, axis=0)
         batch_us = statistics.median(
-            timeit.timeit(lambda: rbd.rnea_batch(pair.model, Q, Q, Q), number=number)
+            timeit.timeit(lambda: rbd.rnea_batch(pair.model, Q, Q, Q), number=number,
+                          timer=TIMER)
             / (number * Q.shape[0]) * 1e6 for _ in range(repeats))
         rows.append((n, rnea_us, rnea_us / n * 1e3, batch_us / n * 1e3, crba_us,
                      crba_us / (n * n) * 1e3, rnea_us / pin_rnea))

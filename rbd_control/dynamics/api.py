@@ -15,7 +15,7 @@ from .errors import InputError
 from .external import external_forces_array
 from .forward_dynamics import SINGULAR, forward_dynamics_kernel
 from .gravity import gravity_kernel
-from .model import F_ANG, F_LIN
+from .model import F_ANG, F_LIN, NO_FEXT
 from .rnea import rnea_kernel
 
 STATE = ("q", "qd", "qdd")
@@ -26,8 +26,7 @@ def _vectors(model, names, *values):
     return [as_vector(value, name, model.nq) for name, value in zip(names, values)]
 
 
-def _fext(model, data, f_ext):
-    return data.no_fext if f_ext is None else external_forces_array(model, f_ext)
+empty = np.empty   # one global look-up per call instead of two
 
 
 def rnea(model, q, qd, qdd, f_ext=None, data=None):
@@ -35,14 +34,14 @@ def rnea(model, q, qd, qdd, f_ext=None, data=None):
 
     f_ext maps link names to [moment; force] in world coordinates about the world origin.
     """
-    data = model._data if data is None else data
-    fext = _fext(model, data, f_ext)
-    tau = np.empty(model.nq)
+    args = model._kernel_args if data is None else data.kernel_args
+    fext = NO_FEXT if f_ext is None else external_forces_array(model, f_ext)
+    tau = empty(model.nq)
     try:
-        status = rnea_kernel(q, qd, qdd, fext, tau, *data.kernel_args)
+        status = rnea_kernel(q, qd, qdd, fext, tau, *args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, qdd = _vectors(model, STATE, q, qd, qdd)
-        status = rnea_kernel(q, qd, qdd, fext, tau, *data.kernel_args)
+        status = rnea_kernel(q, qd, qdd, fext, tau, *args)
     if status:
         raise_for_status(status, STATE, model.nq)
     return tau
@@ -53,7 +52,7 @@ def joint_forces(model, q, qd, qdd, f_ext=None, data=None):
     coordinates (bearing loads), as an (nq, 6) array. tau_i is its projection on S_i."""
     data = model._data if data is None else data
     rnea(model, q, qd, qdd, f_ext, data)
-    return data.ws[:, F_ANG:F_LIN + 1].reshape(model.nq, 6).copy()
+    return data.md[:, F_ANG:F_LIN + 1].reshape(model.nq, 6).copy()
 
 
 def bias(model, q, qd, data=None):
@@ -63,13 +62,13 @@ def bias(model, q, qd, data=None):
 
 def gravity(model, q, data=None):
     """G(q), by the gravity-only recursion."""
-    data = model._data if data is None else data
-    tau = np.empty(model.nq)
+    args = model._kernel_args if data is None else data.kernel_args
+    tau = empty(model.nq)
     try:
-        status = gravity_kernel(q, tau, *data.kernel_args)
+        status = gravity_kernel(q, tau, *args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q = as_vector(q, "q", model.nq)
-        status = gravity_kernel(q, tau, *data.kernel_args)
+        status = gravity_kernel(q, tau, *args)
     if status:
         raise_for_status(status, STATE, model.nq)
     return tau
@@ -77,13 +76,13 @@ def gravity(model, q, data=None):
 
 def crba(model, q, data=None):
     """The joint-space inertia matrix H(q), full and symmetric."""
-    data = model._data if data is None else data
-    H = np.empty((model.nq, model.nq))
+    args = model._kernel_args if data is None else data.kernel_args
+    H = empty(model._square)
     try:
-        status = crba_kernel(q, H, *data.kernel_args)
+        status = crba_kernel(q, H, *args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q = as_vector(q, "q", model.nq)
-        status = crba_kernel(q, H, *data.kernel_args)
+        status = crba_kernel(q, H, *args)
     if status:
         raise_for_status(status, STATE, model.nq)
     return H
@@ -92,8 +91,8 @@ def crba(model, q, data=None):
 def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
     """qdd = H(q)^-1 (tau - C(q, qd) qd - G(q) + sum_k J_k^T f_ext_k)."""
     data = model._data if data is None else data
-    fext = _fext(model, data, f_ext)
-    qdd = np.empty(model.nq)
+    fext = NO_FEXT if f_ext is None else external_forces_array(model, f_ext)
+    qdd = empty(model.nq)
     try:
         status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
@@ -112,8 +111,8 @@ def coriolis_matrix(model, q, qd, data=None):
     """C(q, qd) such that C qd = bias - G and Hdot - 2C is skew-symmetric."""
     data = model._data if data is None else data
     q, qd = _vectors(model, STATE, q, qd)
-    C = np.empty((model.nq, model.nq))
-    coriolis_into(model._topology, model._bodies, data.ws, q, qd, C)
+    C = empty(model._square)
+    coriolis_into(*data.kernel_args, q, qd, C)
     return C
 
 
@@ -125,7 +124,7 @@ def rnea_batch(model, Q, QD, QDD, data=None):
         raise InputError(f"Q, QD, QDD must have the same shape, got {Q.shape}, {QD.shape}, "
                          f"{QDD.shape}")
     TAU = np.empty_like(Q)
-    rnea_batch_kernel(Q, QD, QDD, data.no_fext, TAU, *data.kernel_args)
+    rnea_batch_kernel(Q, QD, QDD, NO_FEXT, TAU, *data.kernel_args)
     return TAU
 
 
@@ -142,6 +141,6 @@ def crba_batch(model, Q, data=None):
     """crba over N states: Q is (N, nq); returns (N, nq, nq)."""
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
-    H = np.empty((Q.shape[0], model.nq, model.nq))
+    H = empty((Q.shape[0], model.nq, model.nq))
     crba_batch_kernel(Q, H, *data.kernel_args)
     return H

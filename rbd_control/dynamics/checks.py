@@ -14,10 +14,9 @@ from .spatial import jit
 WRONG_LENGTH = 1
 NOT_FINITE = 2
 
-# numba signature pieces (kernels receive the Model's private writable aliases)
-MODEL_INTS = types.int64[:, ::1]
-MODEL_BODIES = types.float64[:, :, ::1]
-MODEL_VECTOR = types.float64[::1]
+# numba signature pieces
+MODEL_DATA = types.float64[:, :, ::1]    # md: body constants, topology, gravity and workspace
+MODEL_ARGS = (MODEL_DATA,)               # the types of Data.kernel_args, every kernel's last
 VECTOR = types.float64[::1]
 MATRIX = types.float64[:, ::1]
 TENSOR = types.float64[:, :, ::1]

@@ -17,11 +17,11 @@ summed body by body. Not on the 1 kHz path (computed torque uses bias()).
 """
 import numpy as np
 
-from .external import world_transform
-from .jcalc import joint_transforms, subspace_times
-from .model import COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, PARENT, X_E, X_R
-from .spatial import (accumulate, add, cross_force, cross_motion, inertia_back, inertia_times,
-                      jit, mat, put, put_mat, scale, spatial_dot, sub, transform_motion_back, vec)
+from .crba import composite_inertias, world_subspaces_and_inertias
+from .jcalc import joint_transforms
+from .model import IC_H, IC_IBAR, IC_M, S_ANG, S_LIN, parent
+from .spatial import (accumulate, add, cross_force, cross_motion, inertia_times, jit, mat, put,
+                      scale, spatial_dot, sub, vec)
 
 ANG, LIN = 0, 1   # rows of a spatial vector in the scratch arrays below
 
@@ -33,48 +33,36 @@ def put_spatial(A, i, pair):
 
 
 @jit
-def get_spatial(A, i):
-    return vec(A, i, ANG), vec(A, i, LIN)
-
-
-@jit
 def add_spatial(A, i, pair):
     accumulate(A, i, ANG, pair[0])
     accumulate(A, i, LIN, pair[1])
 
 
 @jit
-def inertia_of(ws, k):
-    """I_k (world-frame, compact) as stored in ws rows IC."""
-    return ws[k, IC_M, 0], vec(ws, k, IC_H), mat(ws, k, IC_IBAR)
+def subspace(md, i):
+    """S_i in world coordinates, as crba.world_subspaces_and_inertias left it"""
+    return vec(md, i, S_ANG), vec(md, i, S_LIN)
 
 
 @jit
-def world_kinematics(topology, bodies, ws, qd, S, V, Sdot):
-    """inputs: ws rows X; outputs: world-frame S_i, v_i, Sdot_i and ws rows W (0X_i) and IC
-    (I_i in world coordinates, one body each)."""
-    for i in range(topology.shape[0]):
-        parent = topology[i, PARENT]
-        # 0X_i = iX_p pX_0
-        E0, r0 = world_transform(topology, ws, i, mat(ws, i, X_E), vec(ws, i, X_R))
-        # S_i (world) = 0X_i S_i
-        w_s, v_s = subspace_times(topology, bodies, i, 1.0)
-        s = transform_motion_back(E0, r0, w_s, v_s)
-        put_spatial(S, i, s)
+def inertia_of(md, k):
+    """the world-frame compact inertia in md rows IC"""
+    return md[k, IC_M, 0], vec(md, k, IC_H), mat(md, k, IC_IBAR)
+
+
+@jit
+def velocities(md, qd, V, Sdot):
+    """inputs: md rows S (world); outputs: v_i and Sdot_i in world coordinates."""
+    for i in range(md.shape[0]):
+        s_w, s_v = subspace(md, i)
         # v_i = v_p + S_i qd_i
-        v = (scale(s[0], qd[i]), scale(s[1], qd[i]))
-        if parent >= 0:
-            w_p, v_p = get_spatial(V, parent)
-            v = (add(v[0], w_p), add(v[1], v_p))
-        put_spatial(V, i, v)
+        w, v = scale(s_w, qd[i]), scale(s_v, qd[i])
+        p = parent(md, i)
+        if p >= 0:
+            w, v = add(w, vec(V, p, ANG)), add(v, vec(V, p, LIN))
+        put_spatial(V, i, (w, v))
         # Sdot_i = v_i x S_i
-        put_spatial(Sdot, i, cross_motion(v[0], v[1], s[0], s[1]))
-        # I_i (world) = iX_0^T I_i iX_0
-        m = bodies[i, MASS, 0]
-        h, Ibar = inertia_back(E0, r0, m, vec(bodies, i, COM_MOMENT), mat(bodies, i, IBAR))
-        ws[i, IC_M, 0] = m
-        put(ws, i, IC_H, h)
-        put_mat(ws, i, IC_IBAR, Ibar)
+        put_spatial(Sdot, i, cross_motion(w, v, s_w, s_v))
 
 
 @jit
@@ -94,62 +82,50 @@ def body_factor_parts(m, h, Ibar, w, v, x_w, x_v):
 
 
 @jit
-def factor_times_subspaces(topology, ws, S, V, BS, BtS):
-    """inputs: S, V, ws rows IC (one body each); outputs: BS[d] = B^c_d S_d and
+def factor_times_subspaces(md, V, BS, BtS):
+    """inputs: md rows S and IC (one body each), V; outputs: BS[d] = B^c_d S_d and
     BtS[d] = B^c_d^T S_d, summed over the bodies k of d's subtree (d = k and its ancestors)."""
-    for k in range(topology.shape[0]):
-        m, h, Ibar = inertia_of(ws, k)
-        w, v = get_spatial(V, k)
+    for k in range(md.shape[0]):
+        m, h, Ibar = inertia_of(md, k)
+        w, v = vec(V, k, ANG), vec(V, k, LIN)
         d = k
         while d >= 0:
-            x_w, x_v = get_spatial(S, d)
+            x_w, x_v = subspace(md, d)
             (D_n, D_f), (E_n, E_f) = body_factor_parts(m, h, Ibar, w, v, x_w, x_v)
             # B^c_d S_d += B_k S_d,  B^c_d^T S_d += B_k^T S_d
             add_spatial(BS, d, (add(D_n, E_n), add(D_f, E_f)))
             add_spatial(BtS, d, (sub(D_n, E_n), sub(D_f, E_f)))
-            d = topology[d, PARENT]
+            d = parent(md, d)
 
 
 @jit
-def composite_world_inertias(topology, ws):
-    """I^c_p += I^c_i: all in world coordinates, so the compact parts just add."""
-    for i in range(topology.shape[0] - 1, -1, -1):
-        parent = topology[i, PARENT]
-        if parent >= 0:
-            m, h, Ibar = inertia_of(ws, i)
-            ws[parent, IC_M, 0] += m
-            accumulate(ws, parent, IC_H, h)
-            for row in range(3):
-                accumulate(ws, parent, IC_IBAR + row, Ibar[row])
-
-
-@jit
-def coriolis_into(topology, bodies, ws, q, qd, C):
-    """inputs: q, qd; outputs: C, ws."""
-    nb = topology.shape[0]
-    S, V, Sdot = np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty((nb, 2, 3))
+def coriolis_into(md, q, qd, C):
+    """inputs: q, qd; outputs: C, md."""
+    nb = md.shape[0]
+    V, Sdot = np.empty((nb, 2, 3)), np.empty((nb, 2, 3))
     BS, BtS = np.zeros((nb, 2, 3)), np.zeros((nb, 2, 3))
-    joint_transforms(topology, bodies, q, ws)
-    world_kinematics(topology, bodies, ws, qd, S, V, Sdot)
-    factor_times_subspaces(topology, ws, S, V, BS, BtS)
-    composite_world_inertias(topology, ws)
+    joint_transforms(md, q)
+    world_subspaces_and_inertias(md)
+    velocities(md, qd, V, Sdot)
+    factor_times_subspaces(md, V, BS, BtS)
+    composite_inertias(md)
     C[:, :] = 0.0
     for d in range(nb):
-        m, h, Ibar = inertia_of(ws, d)
-        s_w, s_v = get_spatial(S, d)
-        sd_w, sd_v = get_spatial(Sdot, d)
+        m, h, Ibar = inertia_of(md, d)
+        s_w, s_v = subspace(md, d)
+        sd_w, sd_v = vec(Sdot, d, ANG), vec(Sdot, d, LIN)
         IS_n, IS_f = inertia_times(m, h, Ibar, s_w, s_v)
         # I^c_d Sdot_d + B^c_d S_d
         ISd_n, ISd_f = inertia_times(m, h, Ibar, sd_w, sd_v)
         F_n, F_f = add(ISd_n, vec(BS, d, ANG)), add(ISd_f, vec(BS, d, LIN))
-        Bt_n, Bt_f = get_spatial(BtS, d)
+        Bt_n, Bt_f = vec(BtS, d, ANG), vec(BtS, d, LIN)
         j = d
         while j >= 0:
-            x_w, x_v = get_spatial(S, j)
-            xd_w, xd_v = get_spatial(Sdot, j)
+            x_w, x_v = subspace(md, j)
+            xd_w, xd_v = vec(Sdot, j, ANG), vec(Sdot, j, LIN)
             # C_dj = (I^c_d S_d)^T Sdot_j + (B^c_d^T S_d)^T S_j
             C[d, j] = spatial_dot(xd_w, xd_v, IS_n, IS_f) + spatial_dot(x_w, x_v, Bt_n, Bt_f)
             if j != d:
                 # C_jd = S_j^T (I^c_d Sdot_d + B^c_d S_d)
                 C[j, d] = spatial_dot(x_w, x_v, F_n, F_f)
-            j = topology[j, PARENT]
+            j = parent(md, j)

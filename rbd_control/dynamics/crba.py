@@ -1,71 +1,82 @@
-"""Composite-rigid-body algorithm: RBDA (Featherstone 2008) §6.2, Table 6.2; MuJoCo's mj_crb,
-Pinocchio's crba.
+"""Composite-rigid-body algorithm: RBDA (Featherstone 2008) §6.2 (Table 6.2 gives it in body
+coordinates); here in world (root) coordinates, as Pinocchio's crba does; MuJoCo's mj_crb.
 
-    I^c_i = I_i + sum over children j of jX_i^T I^c_j jX_i
-    H_ii = S_i^T I^c_i S_i,  and walking F = I^c_i S_i up the branch, H_ij = H_ji = S_j^T F.
+    I^c_i = I_i + sum over children j of I^c_j       (world coordinates: inertias just add)
+    F = I^c_i S_i,   H_ij = H_ji = S_j^T F   for j = i and every ancestor j of i.
 Only pairs on one branch are non-zero (branch-induced sparsity); the walk visits exactly those,
-so the cost is O(n * depth).
+so the cost is O(n * depth), and in world coordinates each pair is one 6-vector dot product
+with no transform between the steps of a walk.
 """
 from numba import int64
 
-from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR, vector_status
-from .jcalc import inertia_times_subspace, joint_transforms, subspace_dot
-from .model import COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, PARENT, X_E, X_R
-from .spatial import (accumulate, compiled, inertia_back, jit, mat, put, put_mat,
-                      transform_force_back, vec)
+from .checks import MATRIX, MODEL_ARGS, VECTOR, vector_status
+from .external import world_transform
+from .jcalc import joint_transforms, subspace_from
+from .model import (COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, S_ANG, S_LIN, X_E, X_R,
+                    parent)
+from .spatial import (accumulate, compiled, inertia_back, inertia_times, jit, mat, put, put_mat,
+                      spatial_dot, vec)
 
 
 @jit
-def composite_inertias(topology, bodies, ws):
-    """inputs: ws rows X; outputs: ws rows IC (I^c_i as m, h, Ibar)."""
-    nb = topology.shape[0]
-    for i in range(nb):
-        # I^c_i = I_i
-        ws[i, IC_M, 0] = bodies[i, MASS, 0]
-        put(ws, i, IC_H, vec(bodies, i, COM_MOMENT))
-        put_mat(ws, i, IC_IBAR, mat(bodies, i, IBAR))
-    for i in range(nb - 1, -1, -1):
-        parent = topology[i, PARENT]
-        if parent >= 0:
-            # I^c_p += iX_p^T I^c_i iX_p
-            m = ws[i, IC_M, 0]
-            h, Ibar = inertia_back(mat(ws, i, X_E), vec(ws, i, X_R), m, vec(ws, i, IC_H),
-                                   mat(ws, i, IC_IBAR))
-            ws[parent, IC_M, 0] += m
-            accumulate(ws, parent, IC_H, h)
+def world_subspaces_and_inertias(md):
+    """inputs: md rows X; outputs: md rows W (0X_i), S (S_i) and IC (I_i), all in world
+    coordinates."""
+    for i in range(md.shape[0]):
+        # 0X_i = iX_p pX_0
+        E0, r0 = world_transform(md, i, mat(md, i, X_E), vec(md, i, X_R))
+        # S_i (world) = iX_0^-1 S_i
+        w, v = subspace_from(md, i, E0, r0)
+        put(md, i, S_ANG, w)
+        put(md, i, S_LIN, v)
+        # I_i (world) = iX_0^T I_i iX_0
+        m = md[i, MASS, 0]
+        h, Ibar = inertia_back(E0, r0, m, vec(md, i, COM_MOMENT), mat(md, i, IBAR))
+        md[i, IC_M, 0] = m
+        put(md, i, IC_H, h)
+        put_mat(md, i, IC_IBAR, Ibar)
+
+
+@jit
+def composite_inertias(md):
+    """inputs: md rows IC holding each I_i in world coordinates; outputs: IC = I^c_i."""
+    for i in range(md.shape[0] - 1, -1, -1):
+        p = parent(md, i)
+        if p >= 0:
+            # I^c_p += I^c_i
+            md[p, IC_M, 0] += md[i, IC_M, 0]
+            accumulate(md, p, IC_H, vec(md, i, IC_H))
             for row in range(3):
-                accumulate(ws, parent, IC_IBAR + row, Ibar[row])
+                accumulate(md, p, IC_IBAR + row, vec(md, i, IC_IBAR + row))
 
 
 @jit
-def crba_from_transforms(topology, bodies, ws, H):
-    """inputs: ws rows X (the joint transforms at q); outputs: H, ws rows IC."""
-    composite_inertias(topology, bodies, ws)
+def crba_from_transforms(md, H):
+    """inputs: md rows X (the joint transforms at q); outputs: H, md rows W, S, IC."""
+    world_subspaces_and_inertias(md)
+    composite_inertias(md)
     H[:, :] = 0.0
-    for i in range(topology.shape[0]):
+    for i in range(md.shape[0]):
         # F = I^c_i S_i
-        n, f = inertia_times_subspace(topology, bodies, i, ws[i, IC_M, 0], vec(ws, i, IC_H),
-                                      mat(ws, i, IC_IBAR))
-        # H_ii = S_i^T F
-        H[i, i] = subspace_dot(topology, bodies, i, n, f)
+        n, f = inertia_times(md[i, IC_M, 0], vec(md, i, IC_H), mat(md, i, IC_IBAR),
+                             vec(md, i, S_ANG), vec(md, i, S_LIN))
         j = i
-        while topology[j, PARENT] >= 0:
-            # F = jX_p^T F,  j = p,  H_ij = H_ji = S_j^T F
-            n, f = transform_force_back(mat(ws, j, X_E), vec(ws, j, X_R), n, f)
-            j = topology[j, PARENT]
-            H[i, j] = H[j, i] = subspace_dot(topology, bodies, j, n, f)
+        while j >= 0:
+            # H_ij = H_ji = S_j^T F
+            H[i, j] = H[j, i] = spatial_dot(vec(md, j, S_ANG), vec(md, j, S_LIN), n, f)
+            j = parent(md, j)
 
 
 @jit
-def crba_into(topology, bodies, ws, q, H):
-    joint_transforms(topology, bodies, q, ws)
-    crba_from_transforms(topology, bodies, ws, H)
+def crba_into(md, q, H):
+    joint_transforms(md, q)
+    crba_from_transforms(md, H)
 
 
-@compiled(int64(VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR))
-def crba_kernel(q, H, topology, bodies, gravity, ws):
-    """inputs: q; outputs: H, ws. Returns 0 or a checks status code."""
-    status = vector_status(q, topology.shape[0], 1)
+@compiled(int64(VECTOR, MATRIX, *MODEL_ARGS))
+def crba_kernel(q, H, md):
+    """inputs: q; outputs: H, md. Returns 0 or a checks status code."""
+    status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        crba_into(topology, bodies, ws, q, H)
+        crba_into(md, q, H)
     return status

@@ -6,7 +6,7 @@ joints loads that body; a link on the fixed base loads nothing that moves.
 import numpy as np
 
 from .errors import InputError
-from .model import PARENT, W_E, W_R
+from .model import W_E, W_R, parent
 from .spatial import add, cross, jit, mat, mat_mul, put, put_mat, rotate, rotate_back, sub, vec
 
 
@@ -31,16 +31,16 @@ def external_forces_array(model, f_ext) -> np.ndarray:
 
 
 @jit
-def world_transform(topology, ws, i, E, r):
+def world_transform(md, i, E, r):
     """Store and return 0X_i = X_i pX_0: E0 = E E0_p, r0 = r0_p + E0_p^T r."""
-    parent = topology[i, PARENT]
-    if parent < 0:
+    p = parent(md, i)
+    if p < 0:
         E0, r0 = E, r
     else:
-        E0_p, r0_p = mat(ws, parent, W_E), vec(ws, parent, W_R)
+        E0_p, r0_p = mat(md, p, W_E), vec(md, p, W_R)
         E0, r0 = mat_mul(E, E0_p), add(r0_p, rotate_back(E0_p, r))
-    put_mat(ws, i, W_E, E0)
-    put(ws, i, W_R, r0)
+    put_mat(md, i, W_E, E0)
+    put(md, i, W_R, r0)
     return E0, r0
 
 

@@ -6,8 +6,7 @@ the same qdd by the articulated-body algorithm (RBDA §7.3, Table 7.1)."""
 import numpy as np
 from numba import int64
 
-from .checks import (MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR,
-                     state_status)
+from .checks import MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status
 from .crba import crba_from_transforms
 from .ltdl import ltdl, ltdl_solve
 from .rnea import rnea_into
@@ -16,26 +15,25 @@ from .spatial import compiled
 SINGULAR = -1    # status SINGULAR - k: H has a zero pivot (or qdd overflows) at joint k
 
 
-@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, MODEL_INTS, MODEL_BODIES,
-                MODEL_VECTOR, TENSOR))
-def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, topology, bodies, gravity, ws):
-    """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), ws.
+@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MATRIX, *MODEL_ARGS))
+def forward_dynamics_kernel(q, qd, tau, fext, qdd, H, md):
+    """inputs: q, qd, tau, fext; outputs: qdd, H (factorised), md.
     Returns 0, SINGULAR - k (H singular at joint k) or a checks status code."""
-    status = state_status(topology.shape[0], q, qd, tau)
+    status = state_status(md.shape[0], q, qd, tau)
     if status != 0:
         return status
     # qdd <- C qd + G - J^T f_ext  (RNEA with qdd = 0)
     qdd[:] = 0.0
-    rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, qdd)   # qdd <- bias
+    rnea_into(md, q, qd, qdd, fext, qdd)   # qdd <- bias
     # qdd <- tau - (C qd + G - J^T f_ext)
     for k in range(qdd.shape[0]):
         qdd[k] = tau[k] - qdd[k]
     # H = L^T D L,  qdd <- H^-1 qdd
-    crba_from_transforms(topology, bodies, ws, H)
-    pivot = ltdl(topology, H)
+    crba_from_transforms(md, H)
+    pivot = ltdl(md, H)
     if pivot >= 0:
         return SINGULAR - pivot
-    ltdl_solve(topology, H, qdd)
+    ltdl_solve(md, H, qdd)
     for k in range(qdd.shape[0]):
         if not np.isfinite(qdd[k]):   # a pivot so small that H^-1 overflows
             return SINGULAR - k

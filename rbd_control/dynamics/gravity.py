@@ -11,43 +11,43 @@ Outward: one rotation per body; inward: one back-rotation. No rotational inertia
 """
 from numba import int64
 
-from .checks import MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR, vector_status
+from .checks import MODEL_ARGS, VECTOR, vector_status
 from .jcalc import store_joint_transform, subspace_dot
-from .model import A_LIN, COM_MOMENT, IC_H, IC_M, MASS, PARENT, X_E, X_R
+from .model import A_LIN, COM_MOMENT, GRAVITY, IC_H, IC_M, MASS, X_E, X_R, parent
 from .spatial import (accumulate, add, compiled, cross, jit, mat, put, rotate, rotate_back, scale,
                       vec)
 
 
 @jit
-def gravity_into(topology, bodies, gravity, ws, q, tau):
-    """inputs: q; outputs: tau, ws rows X, A_LIN (g_i), IC_M and IC_H (m^c_i, h^c_i)."""
-    nb = topology.shape[0]
+def gravity_into(md, q, tau):
+    """inputs: q; outputs: tau, md rows X, A_LIN (g_i), IC_M and IC_H (m^c_i, h^c_i)."""
+    nb = md.shape[0]
     for i in range(nb):
-        parent = topology[i, PARENT]
+        p = parent(md, i)
         # iX_p = X_J(q_i) Xtree_i
-        E, r = store_joint_transform(topology, bodies, ws, i, q[i])
+        E, r = store_joint_transform(md, i, q[i])
         # g_i = E_i g_p  (g_0 = the gravity vector)
-        g_parent = (gravity[0], gravity[1], gravity[2]) if parent < 0 else vec(ws, parent, A_LIN)
-        put(ws, i, A_LIN, rotate(E, g_parent))
+        g_parent = vec(md, i, GRAVITY) if p < 0 else vec(md, p, A_LIN)
+        put(md, i, A_LIN, rotate(E, g_parent))
         # m^c_i = m_i,  h^c_i = h_i
-        ws[i, IC_M, 0] = bodies[i, MASS, 0]
-        put(ws, i, IC_H, vec(bodies, i, COM_MOMENT))
+        md[i, IC_M, 0] = md[i, MASS, 0]
+        put(md, i, IC_H, vec(md, i, COM_MOMENT))
     for i in range(nb - 1, -1, -1):
-        parent = topology[i, PARENT]
-        m, h, g = ws[i, IC_M, 0], vec(ws, i, IC_H), vec(ws, i, A_LIN)
+        p = parent(md, i)
+        m, h, g = md[i, IC_M, 0], vec(md, i, IC_H), vec(md, i, A_LIN)
         # G_i = S_i^T [-h^c_i x g_i; -m^c_i g_i]
-        tau[i] = subspace_dot(topology, bodies, i, cross(g, h), scale(g, -m))
-        if parent >= 0:
+        tau[i] = subspace_dot(md, i, cross(g, h), scale(g, -m))
+        if p >= 0:
             # m^c_p += m^c_i,  h^c_p += E_i^T h^c_i + m^c_i r_i
-            ws[parent, IC_M, 0] += m
-            accumulate(ws, parent, IC_H, add(rotate_back(mat(ws, i, X_E), h),
-                                             scale(vec(ws, i, X_R), m)))
+            md[p, IC_M, 0] += m
+            accumulate(md, p, IC_H, add(rotate_back(mat(md, i, X_E), h),
+                                             scale(vec(md, i, X_R), m)))
 
 
-@compiled(int64(VECTOR, VECTOR, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR))
-def gravity_kernel(q, tau, topology, bodies, gravity, ws):
-    """inputs: q; outputs: tau, ws. Returns 0 or a checks status code."""
-    status = vector_status(q, topology.shape[0], 1)
+@compiled(int64(VECTOR, VECTOR, *MODEL_ARGS))
+def gravity_kernel(q, tau, md):
+    """inputs: q; outputs: tau, md. Returns 0 or a checks status code."""
+    status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        gravity_into(topology, bodies, gravity, ws, q, tau)
+        gravity_into(md, q, tau)
     return status

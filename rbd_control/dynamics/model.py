@@ -5,14 +5,17 @@ factorisation rely on it) and every subtree is a contiguous range. Each moving j
 exactly one coordinate, so body i, joint i and coordinate i are the same index and nq == nb.
 The fixed base (the root link plus everything welded to it) is not a body; its index is -1.
 
-Kernels take the model as two packed arrays so that a call from Python unboxes few arguments
-(numba pays ~50 ns per array argument, a large share of a 1 µs budget):
+Kernels take the model and the workspace as ONE packed array, `Data.kernel_args == (md,)`, so
+that a call from Python unboxes few arguments (numba pays ~50 ns per array argument, a large
+share of a 1 µs call):
 
-    topology[i] = (parent, joint_type)                       int64   (nb, 2)
-    bodies[i]   = rows of 3-vectors, indexed by the names below  float64 (nb, 10, 3)
+    md[i] = rows of 3-vectors, indexed by the row names below         float64 (nb, MD_ROWS, 3)
 
-and the workspace the same way, ws[i] = rows of 3-vectors (nb, WS_ROWS, 3). A spatial vector is
-two rows: angular part first, linear part second (Featherstone's [omega; v], [n; f]).
+md ("model and data") holds body i's constants (rows 0..BODY_ROWS-1, copied from Model.bodies),
+its parent and joint type (row TOPOLOGY, as Model.topology; read them with `parent(md, i)` and
+in jcalc), the gravity vector (row GRAVITY, the same in every body) and the workspace (the
+rest). Each Data has its own md; kernels write only the workspace rows. A spatial vector is two
+rows: angular part first, linear part second (Featherstone's [omega; v], [n; f]).
 """
 from __future__ import annotations
 
@@ -20,9 +23,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-# columns of topology[i]
+from .spatial import jit
+
+# columns of topology[i] and of row TOPOLOGY of md[i]
 PARENT = 0       # parent body index, -1 for the fixed base
 JOINT_TYPE = 1   # REVOLUTE or PRISMATIC; read only by jcalc
+ALIGNED_AXIS = 2   # (md only) k if the joint axis is +-e_k, else -1; read only by jcalc
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -36,18 +42,30 @@ IBAR = 6         # rows 6..8: rotational inertia about the body origin
 MASS = 9         # m in column 0
 BODY_ROWS = 10
 
-# rows of the workspace ws[i]
-X_E = 0          # rows 0..2: E of X_i = X_J(q_i) Xtree_i, parent -> body
-X_R = 3
-V_ANG, V_LIN = 4, 5      # body velocity v_i
-A_ANG, A_LIN = 6, 7      # body acceleration a_i
-F_ANG, F_LIN = 8, 9      # joint force f_i (moment, force) in body coordinates
-W_E = 10                 # rows 10..12: E of 0X_i, world -> body (only when needed)
-W_R = 13
-IC_H = 14                # composite inertia: first moment
-IC_IBAR = 15             # rows 15..17: composite rotational inertia
-IC_M = 18                # composite mass in column 0
-WS_ROWS = 19
+# rows of md[i] after the body's constants
+TOPOLOGY = 10    # (parent, joint type, aligned axis) as floats, columns named above
+GRAVITY = 11     # the gravity vector in root coordinates (every body holds the same)
+X_E = 12         # rows 12..14: E of X_i = X_J(q_i) Xtree_i, parent -> body
+X_R = 15
+V_ANG, V_LIN = 16, 17    # body velocity v_i
+A_ANG, A_LIN = 18, 19    # body acceleration a_i
+F_ANG, F_LIN = 20, 21    # joint force f_i (moment, force) in body coordinates
+W_E = 22                 # rows 22..24: E of 0X_i, world -> body (only when needed)
+W_R = 25
+IC_H = 26                # composite inertia: first moment
+IC_IBAR = 27             # rows 27..29: composite rotational inertia
+IC_M = 30                # composite mass in column 0
+S_ANG, S_LIN = 31, 32    # motion subspace S_i (world coordinates, CRBA and Coriolis matrix)
+MD_ROWS = 33
+
+
+NO_FEXT = np.zeros((0, 2, 3))   # the fext argument of a kernel when there are no external forces
+
+
+@jit
+def parent(md, i):
+    """The parent body of body i, -1 for the fixed base."""
+    return int(md[i, TOPOLOGY, PARENT])
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,9 +97,9 @@ class Model:
     def __post_init__(self):
         # a stored attribute, not a property: every call reads it, and a property costs ~50 ns
         object.__setattr__(self, "nq", len(self.joint_names))
-        # Kernels get writable aliases (numba types read-only arrays apart and takes a slower
-        # path for them, ~30 ns each); what users see is read-only.
-        for name in ("topology", "bodies", "gravity"):
+        # Writable copies for compiled helpers outside the kernels (numba types read-only
+        # arrays apart and takes a slower path for them); what users see is read-only.
+        for name in ("topology", "bodies"):
             object.__setattr__(self, "_" + name, np.array(getattr(self, name), order="C"))
         for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray) and not name.startswith("_"):
@@ -90,6 +108,9 @@ class Model:
                 object.__setattr__(self, name, view)
         # The default workspace of the functional API; pass your own Data per thread.
         object.__setattr__(self, "_data", Data(self))
+        # What the wrappers read on every call without a Data: two look-ups fewer.
+        object.__setattr__(self, "_kernel_args", self._data.kernel_args)
+        object.__setattr__(self, "_square", (self.nq, self.nq))
 
     @property
     def nv(self) -> int:
@@ -117,9 +138,15 @@ class Data:
 
     def __init__(self, model: Model):
         nb = model.nq
-        self.ws = np.zeros((nb, WS_ROWS, 3))
+        self.md = np.zeros((nb, MD_ROWS, 3))
+        self.md[:, :BODY_ROWS] = model.bodies
+        self.md[:, TOPOLOGY, :2] = model.topology
+        axes = model.bodies[:, AXIS]
+        self.md[:, TOPOLOGY, ALIGNED_AXIS] = np.where(
+            np.count_nonzero(axes, axis=1) == 1, np.argmax(np.abs(axes), axis=1), -1)
+        self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
-        self.no_fext = np.zeros((0, 2, 3))   # passed when there are no external forces
-        # Every kernel ends with these arguments; one tuple spares the wrappers four
-        # attribute look-ups per call.
-        self.kernel_args = (model._topology, model._bodies, model._gravity, self.ws)
+        self.no_fext = NO_FEXT
+        # Every kernel ends with these arguments (checks.MODEL_ARGS gives their numba types),
+        # passed as `*data.kernel_args`; today the one array md.
+        self.kernel_args = (self.md,)

@@ -9,25 +9,25 @@ with p = parent(i). Joint types enter only through jcalc.
 """
 from numba import int64
 
-from .checks import MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, VECTOR, state_status
+from .checks import MODEL_ARGS, TENSOR, VECTOR, state_status
 from .external import external_force_in_body, world_transform
 from .jcalc import add_joint_motion, store_joint_transform, subspace_dot
-from .model import (A_ANG, A_LIN, COM_MOMENT, F_ANG, F_LIN, IBAR, MASS, PARENT, V_ANG, V_LIN,
-                    X_E, X_R)
+from .model import (A_ANG, A_LIN, COM_MOMENT, F_ANG, F_LIN, GRAVITY, IBAR, MASS, V_ANG, V_LIN,
+                    X_E, X_R, parent)
 from .spatial import (ZERO, accumulate, add, compiled, cross_force, inertia_times, jit, mat,
-                      put, rotate, sub, transform_force_back, transform_motion, vec)
+                      put, rotate, scale, sub, transform_force_back, transform_motion, vec)
 
 
 @jit
-def base_acceleration(E, gravity):
+def base_acceleration(md, E):
     """iX_0 a_0 for a child of the base: the base is at rest, accelerating at -a_g."""
-    return ZERO, rotate(E, (-gravity[0], -gravity[1], -gravity[2]))
+    return ZERO, rotate(E, scale(vec(md, 0, GRAVITY), -1.0))
 
 
 @jit
-def body_force(bodies, i, w, v, dw, dv):
+def body_force(md, i, w, v, dw, dv):
     """f^B_i = I_i a_i + v_i x* I_i v_i   (eq. 5.9)"""
-    m, h, Ibar = bodies[i, MASS, 0], vec(bodies, i, COM_MOMENT), mat(bodies, i, IBAR)
+    m, h, Ibar = md[i, MASS, 0], vec(md, i, COM_MOMENT), mat(md, i, IBAR)
     momentum_n, momentum_f = inertia_times(m, h, Ibar, w, v)
     n, f = inertia_times(m, h, Ibar, dw, dv)
     bias_n, bias_f = cross_force(w, v, momentum_n, momentum_f)
@@ -35,66 +35,65 @@ def body_force(bodies, i, w, v, dw, dv):
 
 
 @jit
-def outward_pass(topology, bodies, gravity, ws, q, qd, qdd, fext):
+def outward_pass(md, q, qd, qdd, fext):
     """inputs: q, qd, qdd, fext (world wrenches per body, or none);
-    outputs: ws rows X (iX_p), V (v_i), A (a_i), F (f_i before the children's forces)."""
-    for i in range(topology.shape[0]):
-        parent = topology[i, PARENT]
+    outputs: md rows X (iX_p), V (v_i), A (a_i), F (f_i before the children's forces)."""
+    for i in range(md.shape[0]):
+        p = parent(md, i)
         # iX_p = X_J(q_i) Xtree_i
-        E, r = store_joint_transform(topology, bodies, ws, i, q[i])
-        if parent < 0:
+        E, r = store_joint_transform(md, i, q[i])
+        if p < 0:
             # v_p = 0,  a_p = -a_g
             w, v = ZERO, ZERO
-            dw, dv = base_acceleration(E, gravity)
+            dw, dv = base_acceleration(md, E)
         else:
             # iX_p v_p,  iX_p a_p
-            w, v = transform_motion(E, r, vec(ws, parent, V_ANG), vec(ws, parent, V_LIN))
-            dw, dv = transform_motion(E, r, vec(ws, parent, A_ANG), vec(ws, parent, A_LIN))
+            w, v = transform_motion(E, r, vec(md, p, V_ANG), vec(md, p, V_LIN))
+            dw, dv = transform_motion(E, r, vec(md, p, A_ANG), vec(md, p, A_LIN))
         # v_i = iX_p v_p + S_i qd_i,  a_i = iX_p a_p + S_i qdd_i + v_i x S_i qd_i
-        w, v, dw, dv = add_joint_motion(topology, bodies, i, qd[i], qdd[i], w, v, dw, dv)
+        w, v, dw, dv = add_joint_motion(md, i, qd[i], qdd[i], w, v, dw, dv)
         # f_i = I_i a_i + v_i x* I_i v_i
-        n, f = body_force(bodies, i, w, v, dw, dv)
+        n, f = body_force(md, i, w, v, dw, dv)
         if fext.shape[0] > 0:
             # f_i -= iX_0^* f^x_i
-            E0, r0 = world_transform(topology, ws, i, E, r)
+            E0, r0 = world_transform(md, i, E, r)
             n_x, f_x = external_force_in_body(E0, r0, fext, i)
             n, f = sub(n, n_x), sub(f, f_x)
-        put(ws, i, V_ANG, w)
-        put(ws, i, V_LIN, v)
-        put(ws, i, A_ANG, dw)
-        put(ws, i, A_LIN, dv)
-        put(ws, i, F_ANG, n)
-        put(ws, i, F_LIN, f)
+        put(md, i, V_ANG, w)
+        put(md, i, V_LIN, v)
+        put(md, i, A_ANG, dw)
+        put(md, i, A_LIN, dv)
+        put(md, i, F_ANG, n)
+        put(md, i, F_LIN, f)
 
 
 @jit
-def inward_pass(topology, bodies, ws, tau):
-    """inputs: ws rows X and F from outward_pass; outputs: tau, and F = the joint forces f_i."""
-    for i in range(topology.shape[0] - 1, -1, -1):
-        parent = topology[i, PARENT]
-        n, f = vec(ws, i, F_ANG), vec(ws, i, F_LIN)
+def inward_pass(md, tau):
+    """inputs: md rows X and F from outward_pass; outputs: tau, and F = the joint forces f_i."""
+    for i in range(md.shape[0] - 1, -1, -1):
+        p = parent(md, i)
+        n, f = vec(md, i, F_ANG), vec(md, i, F_LIN)
         # tau_i = S_i^T f_i
-        tau[i] = subspace_dot(topology, bodies, i, n, f)
-        if parent >= 0:
+        tau[i] = subspace_dot(md, i, n, f)
+        if p >= 0:
             # f_p += iX_p^T f_i
-            n_p, f_p = transform_force_back(mat(ws, i, X_E), vec(ws, i, X_R), n, f)
-            accumulate(ws, parent, F_ANG, n_p)
-            accumulate(ws, parent, F_LIN, f_p)
+            n_p, f_p = transform_force_back(mat(md, i, X_E), vec(md, i, X_R), n, f)
+            accumulate(md, p, F_ANG, n_p)
+            accumulate(md, p, F_LIN, f_p)
 
 
 @jit
-def rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, tau):
+def rnea_into(md, q, qd, qdd, fext, tau):
     """tau = ID(q, qd, qdd, f_ext). qdd and tau may be the same array: every qdd is read in
     the outward pass before the inward pass writes the first tau."""
-    outward_pass(topology, bodies, gravity, ws, q, qd, qdd, fext)
-    inward_pass(topology, bodies, ws, tau)
+    outward_pass(md, q, qd, qdd, fext)
+    inward_pass(md, tau)
 
 
-@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR,
-                TENSOR))
-def rnea_kernel(q, qd, qdd, fext, tau, topology, bodies, gravity, ws):
-    """inputs: q, qd, qdd, fext; outputs: tau, ws. Returns 0 or a checks status code."""
-    status = state_status(topology.shape[0], q, qd, qdd)
+@compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, VECTOR, *MODEL_ARGS))
+def rnea_kernel(q, qd, qdd, fext, tau, md):
+    """inputs: q, qd, qdd, fext; outputs: tau, md. Returns 0 or a checks status code."""
+    status = state_status(md.shape[0], q, qd, qdd)
     if status == 0:
-        rnea_into(topology, bodies, gravity, ws, q, qd, qdd, fext, tau)
+        rnea_into(md, q, qd, qdd, fext, tau)
     return status

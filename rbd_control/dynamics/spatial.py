@@ -106,13 +106,6 @@ def transform_motion(E, r, w, v):
 
 
 @jit
-def transform_motion_back(E, r, w, v):
-    """X^-1 [w; v]: a motion in B coordinates expressed in A coordinates."""
-    w_a = rotate_back(E, w)
-    return w_a, add(rotate_back(E, v), cross(r, w_a))
-
-
-@jit
 def transform_force_back(E, r, n, f):
     """X^T [n; f]: a force in B coordinates expressed in A coordinates."""
     f_a = rotate_back(E, f)
@@ -150,21 +143,8 @@ def transpose(E):
 
 
 @jit
-def outer(a, b):
-    """a b^T"""
-    return scale(b, a[0]), scale(b, a[1]), scale(b, a[2])
-
-
-@jit
-def mat_sub(A, B):
-    return sub(A[0], B[0]), sub(A[1], B[1]), sub(A[2], B[2])
-
-
-@jit
-def plus_diagonal(A, s):
-    """A + s 1"""
-    return ((A[0][0] + s, A[0][1], A[0][2]), (A[1][0], A[1][1] + s, A[1][2]),
-            (A[2][0], A[2][1], A[2][2] + s))
+def symmetric(a00, a01, a02, a11, a12, a22):
+    return (a00, a01, a02), (a01, a11, a12), (a02, a12, a22)
 
 
 @jit
@@ -172,10 +152,16 @@ def inertia_back(E, r, m, h, Ibar):
     """X^T I X: a compact inertia (m, h, Ibar) in B coordinates, expressed in A coordinates.
 
     With y = E^T h:  h_A = y + m r,
-    Ibar_A = E^T Ibar E - y r^T - r h_A^T + (2 r.y + m |r|^2) 1   (parallel axes, rotated).
+    Ibar_A = E^T Ibar E - y r^T - r h_A^T + (2 r.y + m |r|^2) 1   (parallel axes, rotated);
+    Ibar_A is symmetric, so only its upper triangle is computed.
     """
     y = rotate_back(E, h)
     h_A = add(y, scale(r, m))
-    rotated = mat_mul(transpose(E), mat_mul(Ibar, E))
-    shifted = mat_sub(mat_sub(rotated, outer(y, r)), outer(r, h_A))
-    return h_A, plus_diagonal(shifted, 2.0 * dot(r, y) + m * dot(r, r))
+    d = 2.0 * dot(r, y) + m * dot(r, r)
+    e, b = transpose(E), transpose(mat_mul(Ibar, E))   # columns of E and of Ibar E
+
+    # (E^T Ibar E)_kl - y_k r_l - r_k h_A,l
+    def entry(k, l):
+        return dot(e[k], b[l]) - y[k] * r[l] - r[k] * h_A[l]
+    return h_A, symmetric(entry(0, 0) + d, entry(0, 1), entry(0, 2), entry(1, 1) + d,
+                          entry(1, 2), entry(2, 2) + d)

@@ -85,12 +85,12 @@ def inertia_warnings(link_name: str, I_c: np.ndarray) -> list:
     return found
 
 
-def massless_subtrees(topology, bodies, joints) -> list:
+def massless_subtrees(parent, bodies, joints) -> list:
     """Indices of moving joints whose whole subtree has no mass (H has a zero row there)."""
     subtree_mass = bodies[:, MASS, 0].copy()
     for i in range(len(joints) - 1, -1, -1):
-        if topology[i, 0] >= 0:
-            subtree_mass[topology[i, 0]] += subtree_mass[i]
+        if parent[i] >= 0:
+            subtree_mass[parent[i]] += subtree_mass[i]
     return [i for i in range(len(joints)) if not subtree_mass[i] > 0]
 
 
@@ -112,7 +112,7 @@ def singular_joints(model) -> list:
         for k in found:
             H[k, :] = H[:, k] = 0.0
             H[k, k] = scale
-        pivot = ltdl(model._topology, H)
+        pivot = ltdl(model._data.md, H)
         if pivot < 0 and np.all(np.diag(H) > SINGULAR_PIVOT * scale):
             return sorted(found)
         if pivot < 0:
@@ -128,7 +128,7 @@ def _factorisation_work(parent) -> int:
 
 
 def mass_warnings(model, joints) -> list:
-    massless = massless_subtrees(model._topology, model._bodies, joints)
+    massless = massless_subtrees(model.parent, model.bodies, joints)
     found = [f"joint {joints[i].name!r} moves link {joints[i].child!r} whose subtree has no mass: "
              "H is singular there, forward dynamics refuses, the controller uses a gain floor"
              for i in massless]
