@@ -1,18 +1,11 @@
 """Shared fixtures for the controller tests: the default arm as model and as MuJoCo plant."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import mujoco
-import numpy as np
 import pytest
 
-from rbd_control.control import Controller
+from closed_loop_support import make_plant
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
-from rbd_control.sim.mujoco_model import build_mujoco_model, joint_index
-
-DT = 1e-3  # the 1 kHz control and physics rate of the acceptance tests
 
 
 @pytest.fixture(scope="session")
@@ -23,67 +16,6 @@ def arm_urdf() -> str:
 @pytest.fixture(scope="session")
 def arm_model(arm_urdf):
     return load_urdf(arm_urdf)
-
-
-@dataclass
-class Plant:
-    """A MuJoCo copy of a URDF driven by joint torques, read and written by joint name."""
-
-    model: mujoco.MjModel
-    joint_names: tuple
-    data: mujoco.MjData = field(init=False)
-
-    def __post_init__(self):
-        self.data = mujoco.MjData(self.model)
-        self.index = joint_index(self.model, self.joint_names)
-
-    def reset(self, q, qd=None):
-        mujoco.mj_resetData(self.model, self.data)
-        self.index.set_positions(self.data, q)
-        if qd is not None:
-            self.index.set_velocities(self.data, qd)
-        mujoco.mj_forward(self.model, self.data)
-
-    @property
-    def time(self) -> float:
-        return float(self.data.time)
-
-    def state(self):
-        return self.index.positions(self.data), self.index.velocities(self.data)
-
-    def step(self, tau):
-        self.data.qfrc_applied[:] = 0.0
-        self.data.qfrc_applied[self.index.dof_adr] = tau
-        mujoco.mj_step(self.model, self.data)
-
-
-def make_plant(urdf_xml, joint_names, **kwargs) -> Plant:
-    """A frictionless, undamped plant (the URDF's damping is zero anyway) at 1 kHz."""
-    kwargs.setdefault("joint_damping", False)
-    return Plant(build_mujoco_model(urdf_xml, timestep=DT, **kwargs), tuple(joint_names))
-
-
-def run_closed_loop(controller: Controller, plant: Plant, duration: float, on_step=None):
-    """Run controller and plant in lock step; return arrays of time, q, desired q, tau.
-
-    The controller sees the state at the start of each step and its torque is held for the
-    step (one sample of delay, as on a real bus). on_step(t, controller) may act mid-run.
-    """
-    steps = int(round(duration / DT))
-    n = len(controller.joint_names)
-    times = np.empty(steps)
-    q_log, qd_log, qd_des, q_des, tau_log = (np.empty((steps, n)) for _ in range(5))
-    names = plant.joint_names
-    for k in range(steps):
-        t = plant.time
-        if on_step is not None:
-            on_step(t, controller)
-        q, qd = plant.state()
-        command = controller.update(t, names, q, qd)
-        plant.step(command.tau)
-        times[k] = t
-        q_log[k], qd_log[k], q_des[k], qd_des[k], tau_log[k] = q, qd, command.desired_q, command.desired_qd, command.tau
-    return dict(t=times, q=q_log, qd=qd_log, q_des=q_des, qd_des=qd_des, tau=tau_log)
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import DT, make_plant, run_closed_loop
+from closed_loop_support import DT, make_plant, run_closed_loop
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.control.trajectory import wrap_to_pi
 from rbd_control.dynamics import gravity
