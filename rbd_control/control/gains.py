@@ -29,7 +29,7 @@ from typing import Mapping, Sequence, Union
 
 import numpy as np
 
-from rbd_control.dynamics import crba
+from rbd_control.dynamics import crba_diagonal_batch
 
 __all__ = [
     "DEFAULT_BANDWIDTH_HZ",
@@ -92,9 +92,11 @@ def reference_poses(model) -> np.ndarray:
 
 def reference_inertia(model) -> np.ndarray:
     """h_i = min over the reference poses of H_ii(q), floored at
-    max(INERTIA_FLOOR_FRACTION * max_j h_j, MIN_REFERENCE_INERTIA)."""
-    diagonals = np.array([np.diag(crba(model, q)) for q in reference_poses(model)])
-    h = diagonals.min(axis=0)
+    max(INERTIA_FLOOR_FRACTION * max_j h_j, MIN_REFERENCE_INERTIA).
+
+    Only the diagonal of H is computed (O(nq) per pose, not the nq x nq matrix), so this is
+    cheap for robots with thousands of joints."""
+    h = crba_diagonal_batch(model, reference_poses(model)).min(axis=0)
     return np.maximum(h, max(INERTIA_FLOOR_FRACTION * float(np.max(h)), MIN_REFERENCE_INERTIA))
 
 

@@ -1,0 +1,43 @@
+"""The diagonal of the joint-space inertia matrix, H_ii(q), without the rest of H.
+
+CRBA (RBDA, Featherstone 2008, §6.2, Table 6.2) builds the composite inertias inward,
+    I^c_i = I_i + sum over children j of X_j^T I^c_j X_j,
+and the diagonal needs nothing else:
+    H_ii = S_i^T I^c_i S_i.
+The off-diagonal walk up each branch is what makes the full CRBA O(n * depth) in time and
+O(n^2) in memory; the diagonal alone is O(n) time and O(n) memory per pose. Used for the
+default-gain rule over many poses and robots with thousands of joints.
+"""
+import numpy as np
+from numba import void
+
+from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, as_batch
+from .crba import composite_inertias, composite_times_subspace
+from .jcalc import joint_transforms, subspace_dot
+from .model import AXIS
+from .spatial import compiled, jit, vec
+
+
+@jit
+def crba_diagonal_into(topology, bodies, ws, q, D):
+    joint_transforms(topology, bodies, q, ws)
+    composite_inertias(topology, bodies, ws)
+    for i in range(topology.shape[0]):
+        # H_ii = S_i^T (I^c_i S_i)
+        n, f = composite_times_subspace(topology[i, 1], vec(bodies, i, AXIS), ws, i)
+        D[i] = subspace_dot(topology[i, 1], vec(bodies, i, AXIS), n, f)
+
+
+@compiled(void(MATRIX, MATRIX, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR))
+def crba_diagonal_batch_kernel(Q, D, topology, bodies, gravity, ws):
+    for k in range(Q.shape[0]):
+        crba_diagonal_into(topology, bodies, ws, Q[k], D[k])
+
+
+def crba_diagonal_batch(model, Q, data=None):
+    """diag(H(q)) at N states: Q is (N, nq); returns (N, nq). O(N nq) time and memory."""
+    data = model._data if data is None else data
+    Q = as_batch(Q, "Q", model.nq)
+    D = np.empty_like(Q)
+    crba_diagonal_batch_kernel(Q, D, *data.kernel_args)
+    return D
