@@ -4,6 +4,7 @@ A new parameter is one entry here plus its use. ControllerConfig takes its defau
 checks from this table; the node declares, describes and validates from it; the README's
 list is generated from it (python -m rbd_control.parameter_docs).
 """
+from .bounds import MAX_KP
 from .parameter_table import JOINT, Parameter, ParameterTable, finite_number, not_empty, positive
 
 __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
@@ -13,8 +14,9 @@ MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
 SAFE_ACTIONS = ("hold", "zero")
 DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
-# A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt.
-MAX_GAIN = 1.0e6
+# A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
+# core's bound (bounds.py), so every default the core derives can be shown as a parameter.
+MAX_GAIN = MAX_KP
 # Gain parameter field -> the Gains / ControllerConfig field it sets.
 GAIN_FIELDS = {"p": "kp", "d": "kd", "i": "ki", "i_clamp": "i_clamp"}
 

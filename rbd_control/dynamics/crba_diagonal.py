@@ -12,24 +12,28 @@ import numpy as np
 from numba import void
 
 from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, as_batch
-from .crba import composite_inertias, composite_times_subspace
-from .jcalc import joint_transforms, subspace_dot
-from .model import AXIS
-from .spatial import compiled, jit, vec
+from .crba import composite_inertias
+from .jcalc import inertia_times_subspace, joint_transforms, subspace_dot
+from .model import IC_H, IC_IBAR, IC_M
+from .spatial import compiled, jit, mat, vec
 
 
 @jit
 def crba_diagonal_into(topology, bodies, ws, q, D):
+    """inputs: q; outputs: D = diag(H(q)), ws rows X and IC."""
     joint_transforms(topology, bodies, q, ws)
     composite_inertias(topology, bodies, ws)
     for i in range(topology.shape[0]):
-        # H_ii = S_i^T (I^c_i S_i)
-        n, f = composite_times_subspace(topology[i, 1], vec(bodies, i, AXIS), ws, i)
-        D[i] = subspace_dot(topology[i, 1], vec(bodies, i, AXIS), n, f)
+        # F = I^c_i S_i
+        n, f = inertia_times_subspace(topology, bodies, i, ws[i, IC_M, 0], vec(ws, i, IC_H),
+                                      mat(ws, i, IC_IBAR))
+        # H_ii = S_i^T F
+        D[i] = subspace_dot(topology, bodies, i, n, f)
 
 
 @compiled(void(MATRIX, MATRIX, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR, TENSOR))
 def crba_diagonal_batch_kernel(Q, D, topology, bodies, gravity, ws):
+    """inputs: Q (N, nq); outputs: D (N, nq), ws."""
     for k in range(Q.shape[0]):
         crba_diagonal_into(topology, bodies, ws, Q[k], D[k])
 
