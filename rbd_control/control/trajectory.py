@@ -191,10 +191,24 @@ def _optional_field(point, name, index, n_joints):
     return arr
 
 
-def _stack_field(points, name, n_joints):
-    """Stack one field over all points; it must be given by every point or by none."""
+def _stack_field(points, name, n_joints, required=False):
+    """Stack one field over all points; it must be given by every point or by none.
+
+    Fast path: one conversion and one bound check for the whole (points, joints) array; only
+    when that fails are the points checked one by one, to name the first bad one."""
+    raw = [getattr(p, name) for p in points]
+    if not required and all(v is None or len(v) == 0 for v in raw):
+        return None
+    try:
+        stacked = np.array(raw, dtype=float)
+        if stacked.shape == (len(points), n_joints) and np.all(np.abs(stacked) <= _FIELD_BOUND[name]):
+            return stacked
+    except (TypeError, ValueError):
+        pass
     values = [_optional_field(p, name, i, n_joints) for i, p in enumerate(points)]
     given = [v is not None for v in values]
+    if required and not all(given):
+        raise TrajectoryError(f"point {given.index(False)} has no {name}")
     if not any(given):
         return None
     if not all(given):
@@ -236,6 +250,8 @@ class ValidatedTrajectory:
     effort: Optional[np.ndarray]
     names: tuple = ()                 # (n,) the trajectory's joint names, for messages
     limits: Optional[np.ndarray] = None  # (n, 2) position limits the path must respect
+    coef: Optional[np.ndarray] = None    # (p-1, n, 6) the segments between the points
+    effort_coef: Optional[np.ndarray] = None  # (p-1, n, 2)
 
 
 def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
@@ -249,7 +265,7 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     points = list(traj.points)
     if not points:
         raise TrajectoryError("trajectory has no points")
-    positions = np.stack([_required_positions(p, i, n) for i, p in enumerate(points)])
+    positions = _stack_field(points, "positions", n, required=True)
     velocities = _stack_field(points, "velocities", n)
     accelerations = _stack_field(points, "accelerations", n)
     effort = _stack_field(points, "effort", n)
@@ -267,15 +283,15 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
         if continuous is not None:
             limits[np.asarray(continuous)[index]] = (-math.inf, math.inf)
         _check_limits(positions, limits, names)
+    # the segments between points do not depend on the controller's state: planned here, so
+    # that all the per-point work can run before (or beside) the control loop
+    effort = effort if effort is not None else np.zeros_like(positions)
+    durations = np.diff(times)[:, None]
+    coef = _segments(positions, velocities, accelerations, durations)
+    effort_coef = _effort_ramp(effort[:-1], effort[1:], durations)
+    _check_plan(start + times, coef, effort_coef, limits, names)
     return ValidatedTrajectory(index, start + times, positions, velocities, accelerations, effort,
-                               names, limits)
-
-
-def _required_positions(point, index, n_joints):
-    arr = _optional_field(point, "positions", index, n_joints)
-    if arr is None:
-        raise TrajectoryError(f"point {index} has no positions")
-    return arr
+                               names, limits, coef, effort_coef)
 
 
 def _point_times(points):
@@ -333,40 +349,35 @@ def _check_limits(positions, limits, names):
 
 def plan_segments(checked: ValidatedTrajectory, now: float, current_q, current_qd, current_qdd,
                   current_effort, continuous=None) -> PiecewisePolynomial:
-    """Turn a validated trajectory into polynomials, blending in from the current desired state.
+    """Add the blend from the current desired state to the segments `validate` planned.
 
     current_*: the desired state of the trajectory's joints (in its joint order) at `now`.
+    Cost O(joints) apart from one copy of the segment arrays.
     """
-    positions = checked.positions.copy()
+    positions, coef, times = checked.positions, checked.coef, checked.times
+    shift = np.zeros(positions.shape[1])
     if continuous is not None:
-        positions = _unwrap_to_current(positions, current_q, np.asarray(continuous)[checked.index])
-    n = positions.shape[1]
-    velocities = checked.velocities
-    accelerations = checked.accelerations
-    effort = checked.effort if checked.effort is not None else np.zeros_like(positions)
-    times = checked.times
-
+        shift = _unwrap_shift(positions[0], current_q, np.asarray(continuous)[checked.index])
+    if np.any(shift):
+        coef = coef.copy()
+        coef[..., 0] += shift
+    first = positions[0] + shift
+    knots, coefs, effort_coefs = [times], [coef], [checked.effort_coef]
     # a first point less than MIN_POINT_SPACING ahead counts as reached: no blend that short
-    first_future = int(np.searchsorted(times, now + MIN_POINT_SPACING, side="right"))
-    knots, coefs, effort_coefs = [], [], []
-    if first_future == 0:
+    if times[0] > now + MIN_POINT_SPACING:
         # The first point lies ahead: blend from the current desired state (quintic keeps
         # position, velocity and acceleration continuous at `now`).
-        v1 = velocities[0] if velocities is not None else np.zeros(n)
-        a1 = accelerations[0] if accelerations is not None else np.zeros(n)
+        zeros = np.zeros_like(first)
+        v1 = checked.velocities[0] if checked.velocities is not None else zeros
+        a1 = checked.accelerations[0] if checked.accelerations is not None else zeros
         duration = times[0] - now
-        knots.append([now])
-        coefs.append(_quintic(current_q, current_qd, current_qdd, positions[0], v1, a1,
-                              duration)[None])
-        effort_coefs.append(_effort_ramp(current_effort, effort[0], duration)[None])
-    durations = np.diff(times)[:, None]
-    knots.append(times)
-    coefs.append(_segments(positions, velocities, accelerations, durations))
-    effort_coefs.append(_effort_ramp(effort[:-1], effort[1:], durations))
-    piece = PiecewisePolynomial(np.concatenate(knots), np.concatenate(coefs),
-                                np.concatenate(effort_coefs), positions[-1], effort[-1])
-    _check_plan(piece, checked)
-    return piece
+        blend = _quintic(current_q, current_qd, current_qdd, first, v1, a1, duration)[None]
+        blend_effort = _effort_ramp(current_effort, checked.effort[0], duration)[None]
+        _check_plan(np.array([now, times[0]]), blend, blend_effort, checked.limits, checked.names)
+        knots, coefs, effort_coefs = [[now]] + knots, [blend] + coefs, [blend_effort] + effort_coefs
+    return PiecewisePolynomial(np.concatenate(knots), np.concatenate(coefs),
+                               np.concatenate(effort_coefs), positions[-1] + shift,
+                               checked.effort[-1])
 
 
 def _segments(positions, velocities, accelerations, durations):
@@ -384,22 +395,19 @@ def _effort_ramp(e0, e1, duration):
     return np.stack([e0, (e1 - e0) / duration], axis=-1)
 
 
-def _check_plan(piece, checked):
+def _check_plan(knots, coef, effort_coef, limits, names):
     """No NaN may reach the plan, and the path must stay inside the position limits."""
-    if not (np.all(np.isfinite(piece.coef)) and np.all(np.isfinite(piece.effort_coef))):
+    if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(effort_coef))):
         raise TrajectoryError("planning produced non-finite coefficients (points too close or "
                               "values too large)")
-    if checked.limits is not None:
-        check_path_within_limits(piece.knots, piece.coef, checked.limits, checked.names)
+    if limits is not None:
+        check_path_within_limits(knots, coef, limits, names)
 
 
-def _unwrap_to_current(positions, current_q, continuous_mask):
-    """Shift continuous joints' trajectories by 2*pi*k so point 0 is within pi of current_q."""
-    if not np.any(continuous_mask):
-        return positions
-    turns = np.round((np.asarray(current_q) - positions[0]) / (2.0 * math.pi))
-    shift = np.where(continuous_mask, turns * 2.0 * math.pi, 0.0)
-    return positions + shift
+def _unwrap_shift(first_positions, current_q, continuous_mask):
+    """The 2*pi*k per continuous joint that brings point 0 within pi of current_q."""
+    turns = np.round((np.asarray(current_q) - first_positions) / (2.0 * math.pi))
+    return np.where(continuous_mask, turns * 2.0 * math.pi, 0.0)
 
 
 class TrajectoryPlan:

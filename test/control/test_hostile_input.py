@@ -363,3 +363,43 @@ def test_throttle_keys_are_bounded():
         warnings.warn(f"key{k}", f"message {k}", 0.0)
         warnings.once(f"once{k}", f"once {k}")
     assert len(warnings.due(0.0)) <= 2 * 256 + 1
+
+
+# --- long trajectories: the per-point work beside the control loop -------------------------
+# Before: a 10k-point trajectory took longer to process than state_timeout on the control
+# thread, so it was refused as "joint states are stale" and could never be accepted.
+
+def long_trajectory(names, points=10_000):
+    t = np.linspace(0.1, 100.0, points)
+    path = Q0 + 0.3 * np.sin(np.outer(t, np.ones(6)) * 0.3)
+    velocities = np.gradient(path, t, axis=0)
+    return JointTrajectory(names, [TrajectoryPoint(p, v, time_from_start=tk)
+                                   for p, v, tk in zip(path, velocities, t)])
+
+
+def test_long_trajectory_checked_while_states_keep_arriving_is_accepted(arm_model):
+    names = arm_model.joint_names
+    controller = started(arm_model, state_timeout=0.1)
+    traj = long_trajectory(names)
+    goal = controller.check_trajectory(traj, 0.05)      # e.g. on a worker thread ...
+    for now in (0.1, 0.2, 0.3):                         # ... while the loop keeps running
+        controller.update(now, names, Q0, np.zeros(6))
+    controller.install_trajectory(goal, 0.35)
+    command = controller.update(0.36, names, Q0, np.zeros(6))
+    assert not command.holding and np.all(np.isfinite(command.tau))
+    # the same work done on the control thread, no state meanwhile: honestly stale
+    with pytest.raises(TrajectoryError, match="stale"):
+        controller.install_trajectory(controller.check_trajectory(traj, 0.36), 0.5)
+
+
+def test_checked_goal_is_refused_if_the_model_changed_before_install(arm_urdf, arm_model):
+    names = arm_model.joint_names
+    controller = started(arm_model)
+    goal = controller.check_trajectory(long_trajectory(names, 100), 0.0)
+    controller.set_model(load_urdf(arm_urdf))
+    controller.update(0.01, names, Q0, np.zeros(6))
+    with pytest.raises(TrajectoryError, match="robot model changed"):
+        controller.install_trajectory(goal, 0.02)
+    goal = controller.check_trajectory(long_trajectory(names, 100), 0.02)
+    controller.install_trajectory(goal, 0.03)
+    assert not controller.update(0.04, names, Q0, np.zeros(6)).holding
