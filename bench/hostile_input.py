@@ -51,7 +51,7 @@ def refused(fn, error):
 
 def message_costs():
     model = load_urdf(default_arm_urdf())
-    config = ControllerConfig(state_timeout=1e3)
+    config = ControllerConfig(state_timeout=10.0)
     names = list(model.joint_names) + [f"junk_{i}" for i in range(40_001)]
     q = np.zeros(len(names))
     controller = Controller(model, config)
