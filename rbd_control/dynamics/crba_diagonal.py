@@ -7,11 +7,11 @@ and the diagonal needs nothing else:
 The off-diagonal walk up each branch is what makes the full CRBA O(n * depth) in time and
 O(n^2) in memory; the diagonal alone is O(n) time and O(n) memory per pose. Used for the
 default-gain rule over many poses and robots with thousands of joints.
+The public wrapper is api.crba_diagonal_batch.
 """
-import numpy as np
 from numba import void
 
-from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR, as_batch
+from .checks import MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR
 from .crba import composite_inertias
 from .jcalc import inertia_times_subspace, joint_transforms, subspace_dot
 from .model import IC_H, IC_IBAR, IC_M
@@ -37,11 +37,3 @@ def crba_diagonal_batch_kernel(Q, D, topology, bodies, gravity, ws):
     for k in range(Q.shape[0]):
         crba_diagonal_into(topology, bodies, ws, Q[k], D[k])
 
-
-def crba_diagonal_batch(model, Q, data=None):
-    """diag(H(q)) at N states: Q is (N, nq); returns (N, nq). O(N nq) time and memory."""
-    data = model._data if data is None else data
-    Q = as_batch(Q, "Q", model.nq)
-    D = np.empty_like(Q)
-    crba_diagonal_batch_kernel(Q, D, *data.kernel_args)
-    return D
