@@ -3,7 +3,8 @@ test: nothing here asserts a time).
 
     python bench/hostile_input.py [--joints 1000 3000 5000]
 
-Prints milliseconds for: a 40,007-name joint state (first time a name list is seen, and
+Prints milliseconds for: rclpy's deserialisation of the messages the node bounds (with a ROS
+environment), a 40,007-name joint state (first time a name list is seen, and
 repeated), the same with a duplicate (refused), a 40,007-name trajectory (refused), a
 10,000-point trajectory on the 6-joint arm (accepted), and Controller() on comb-shaped robots
 of --joints joints (default gains; peak traced allocation, tracemalloc), beside the former rule
@@ -81,6 +82,33 @@ def message_costs():
           f"{ms(lambda: controller.set_trajectory(long, 0.0)):8.2f} ms")
 
 
+def message_deserialisation():
+    """rclpy's deserialisation of the messages the node bounds (needs a ROS environment)."""
+    try:
+        from rclpy.serialization import deserialize_message, serialize_message
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+        from trajectory_msgs.msg import JointTrajectory as TrajectoryMsg
+        from trajectory_msgs.msg import JointTrajectoryPoint
+    except ImportError:
+        print("(no ROS environment: message deserialisation not measured)")
+        return
+    for n in (1000, 5000, 10_000, 40_007):
+        msg = JointState(name=[f"joint_{i}" for i in range(n)], position=[0.1] * n,
+                         velocity=[0.2] * n)
+        data = serialize_message(msg)
+        print(f"JointState {n:6d} names {len(data):9d} B  "
+              f"{ms(lambda: deserialize_message(data, JointState)):8.2f} ms")
+    for points in (1000, 10_000):
+        msg = TrajectoryMsg(joint_names=[f"j{i}" for i in range(6)], points=[
+            JointTrajectoryPoint(positions=[0.1] * 6, velocities=[0.2] * 6)] * points)
+        data = serialize_message(msg)
+        print(f"JointTrajectory {points:6d} points {len(data):9d} B  "
+              f"{ms(lambda: deserialize_message(data, TrajectoryMsg), 3):8.2f} ms")
+    data = serialize_message(String(data="x" * 30 * 2**20))
+    print(f"String 30 MB {ms(lambda: deserialize_message(data, String), 3):8.2f} ms")
+
+
 def build_in_subprocess(joints, old_rule):
     code = f"""
 import json, sys, time, tracemalloc
@@ -120,6 +148,7 @@ def main():
                         help="also time the former 65-full-CRBA rule up to this many joints")
     args = parser.parse_args()
     message_costs()
+    message_deserialisation()
     model_costs(args.joints, args.old_rule_up_to)
 
 

@@ -1,7 +1,7 @@
 """Repeated warnings as "reason + count": the core records, the node logs one line per period.
 
     warnings = ThrottledWarnings(period=1.0)
-    warnings.warn("missing_joints", "state lacks commanded joints ['wrist_X']", now)
+    warnings.warn("missing_joints", "state lacks commanded joints ['wrist_X']")
     warnings.once("filled:elbow", "elbow missing from joint states; using 0.0")
     for line in warnings.due(now):          # every control period, in the node
         logger.warning(line)
@@ -12,7 +12,7 @@ reported the first time only. Keys are bounded (MAX_KEYS) so hostile input canno
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 __all__ = ["ThrottledWarnings"]
 
@@ -33,7 +33,7 @@ class ThrottledWarnings:
         self._once_seen: set = set()
         self._once_pending: List[str] = []
 
-    def warn(self, key: str, message: str, now: Optional[float] = None):
+    def warn(self, key: str, message: str):
         entry = self._entries.get(key)
         if entry is None:
             if len(self._entries) >= MAX_KEYS:

@@ -293,14 +293,14 @@ class ControllerNode(Node):
             return
         reason = too_big('joint state', len(msg.name), MAX_STATE_JOINTS, 'names')
         if reason:   # refused before the names are mapped
-            self._inputs.warnings.warn('state_size', reason, self._control_time())
+            self._inputs.warnings.warn('state_size', reason)
             return
         names, q, qd = joint_state_arrays(msg)
         now = seconds(msg.header.stamp) or self._now()     # an unstamped state: the node clock
         try:
             command = self._controller.update(now, names, q, qd if qd is not None else np.empty(0))
         except StateError as error:
-            self._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}', now)
+            self._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}')
             return
         except Exception as error:  # a control node that dies drops the arm
             self.get_logger().error(

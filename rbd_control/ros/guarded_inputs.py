@@ -97,8 +97,7 @@ class GuardedInputs:
                 node._controller.install_trajectory(goal, node._control_time())
             except RbdError as error:
                 return self._refuse('trajectory_rejected', f'trajectory rejected: {error}')
-        self.notes.warn('trajectory_accepted', f'trajectory accepted: {points} points',
-                        node._control_time())
+        self.notes.warn('trajectory_accepted', f'trajectory accepted: {points} points')
 
     # ------------------------------------------------------------------ descriptions
 
@@ -132,7 +131,7 @@ class GuardedInputs:
             node._adopt(result, TOPIC_SOURCE)
 
     def _refuse(self, key, reason):
-        self.warnings.warn(key, reason, self.node._control_time())
+        self.warnings.warn(key, reason)
 
 
 def _reason(error):

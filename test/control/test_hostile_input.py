@@ -345,7 +345,7 @@ def test_throttle_reports_first_at_once_then_one_counted_line_per_period():
     lines = []
     for k in range(3000):
         now = k * 0.001
-        warnings.warn("rejected", f"trajectory rejected: reason {k}", now)
+        warnings.warn("rejected", f"trajectory rejected: reason {k}")
         lines += warnings.due(now)
     assert lines[0] == "trajectory rejected: reason 0"
     assert lines[1] == "trajectory rejected: reason 1000 (x 1000 in the last 1.0 s)"
@@ -353,14 +353,14 @@ def test_throttle_reports_first_at_once_then_one_counted_line_per_period():
     # a quiet period forgets the key: the next occurrence is news again, at once
     assert warnings.due(3.0) == ["trajectory rejected: reason 2999 (x 999 in the last 1.0 s)"]
     assert warnings.due(4.5) == []
-    warnings.warn("rejected", "again", 4.6)
+    warnings.warn("rejected", "again")
     assert warnings.due(4.6) == ["again"]
 
 
 def test_throttle_keys_are_bounded():
     warnings = ThrottledWarnings()
     for k in range(10_000):
-        warnings.warn(f"key{k}", f"message {k}", 0.0)
+        warnings.warn(f"key{k}", f"message {k}")
         warnings.once(f"once{k}", f"once {k}")
     assert len(warnings.due(0.0)) <= 2 * 256 + 1
 
