@@ -309,7 +309,8 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if self._publish_command(command) and self._tuning is not None:
+        # a safe command for a state lacking commanded joints has no "actual" to show
+        if self._publish_command(command) and self._tuning is not None and not command.reason:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
 
     def _on_watchdog(self):

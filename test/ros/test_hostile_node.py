@@ -157,6 +157,7 @@ def test_hostile_messages_parameters_and_descriptions_never_stop_the_commands(
     huge_state = JointState(name=JOINTS + [f'junk_{i}' for i in range(40_001)] + ['junk_3'])
     huge_state.position = [0.0] * len(huge_state.name)
     huge_state.velocity = [0.0] * len(huge_state.name)
+    partial_state = JointState(name=JOINTS[:5], position=[0.1] * 5, velocity=[0.0] * 5)
     long_goal = trajectory_msg(10_000)
     oversized_goal = trajectory_msg(MAX_TRAJECTORY_BYTES // 100 + 1000)
     bad_goal = trajectory_msg(3, joints=JOINTS[:5] + ['no_such_joint'])
@@ -169,6 +170,11 @@ def test_hostile_messages_parameters_and_descriptions_never_stop_the_commands(
     for _ in range(3):
         rig.states.publish(huge_state)
     rig.log_has('joint state refused: 40008 names')
+
+    mark('states lacking a joint')   # answered with the hold; the node must not trip over it
+    for _ in range(3):
+        rig.states.publish(partial_state)
+    rig.log_has('state is missing joints')
 
     mark('10,000-point goal')    # accepted: its per-point work is done beside the loop
     rig.trajectories.publish(long_goal)
