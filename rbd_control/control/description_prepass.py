@@ -55,12 +55,11 @@ def _read_frames(stream):
 
 
 def _reduce(text):
-    """load_urdf's checks (the reasons the caller would get) and its dynamics elements."""
-    from rbd_control.dynamics import urdf
-    urdf.load_urdf(text)
-    # the loader keeps only the elements that say something about dynamics
-    reduce = getattr(urdf, "dynamics_elements", None) or getattr(urdf, "_dynamics_elements")
-    return reduce(text)
+    """load_urdf's checks (the reasons the caller would get) and the elements it reads."""
+    from rbd_control.dynamics.urdf import load_urdf
+    from rbd_control.dynamics.urdf_xml import dynamics_elements
+    load_urdf(text)
+    return dynamics_elements(text)
 
 
 def serve():
