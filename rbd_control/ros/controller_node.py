@@ -33,6 +33,7 @@ alike, and never on a /clock message that arrived late. Between states that time
 with the steady clock, and the watchdog runs on a steady timer: when a simulator dies, its
 /clock stops too, and a watchdog on ROS time would never fire.
 """
+import gc
 import sys
 import threading
 import time
@@ -111,6 +112,10 @@ class ControllerNode(Node):
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
+        # the cyclic collector's sight, a full collection triggered by a burst of message
+        # objects (a 40,000-name state) no longer walks it all while holding the GIL.
+        gc.freeze()
 
     def _value(self, name):
         return value(self, name)

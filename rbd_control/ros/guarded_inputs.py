@@ -28,7 +28,7 @@ from rbd_control.control.throttle import ThrottledWarnings
 from rbd_control.dynamics import RbdError
 from rbd_control.ros.conversions import trajectory_from_msg
 from rbd_control.ros.heavy_inputs import (MAX_DESCRIPTION_BYTES, MAX_TRAJECTORY_BYTES, Keepalive,
-                                          OffThread, too_big)
+                                          OffThread, string_from_cdr, too_big)
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 
 __all__ = ["GuardedInputs", "TOPIC_SOURCE"]
@@ -111,7 +111,7 @@ class GuardedInputs:
                                    'the robot_description parameter is set')
 
         def parse():
-            xml = deserialize_message(data, String).data
+            xml = string_from_cdr(data)
             return None if node._source.unchanged(xml) else node._source.parse(xml, TOPIC_SOURCE)
         self._work.submit('description', parse, self._install_description)
 

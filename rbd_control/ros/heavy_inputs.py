@@ -23,6 +23,7 @@ memory is freed by reference counting anyway.
 """
 from __future__ import annotations
 
+import codecs
 import collections
 import gc
 import threading
@@ -30,7 +31,7 @@ import time
 from typing import Callable
 
 __all__ = ["MAX_STATE_JOINTS", "MAX_TRAJECTORY_BYTES", "MAX_DESCRIPTION_BYTES", "too_big",
-           "OffThread", "Keepalive"]
+           "string_from_cdr", "OffThread", "Keepalive"]
 
 # Measured (bench/hostile_input.py, rclpy Jazzy, on a loaded 2-core machine):
 #   JointState deserialisation ~0.09 ms per 1000 names, mapping a new name list ~0.13 ms per
@@ -49,6 +50,29 @@ def too_big(what: str, size: int, bound: int, unit: str = "bytes"):
     if size <= bound:
         return None
     return f"{what} refused: {size} {unit} exceeds the bound of {bound} {unit}"
+
+
+DECODE_CHUNK = 1 << 20
+
+
+def string_from_cdr(data: bytes) -> str:
+    """std_msgs/String from its serialized form, decoded 1 MB at a time so that no single step
+    holds the GIL for long (rclpy's deserialize_message decodes 30 MB in one call, ~0.1 s).
+    CDR: a 4-byte encapsulation header (0, 1 = little endian / 0, 0 = big endian, 2 option
+    bytes), a uint32 length counting the terminating NUL, the UTF-8 bytes, the NUL. Anything
+    else goes through deserialize_message."""
+    if len(data) >= 9 and data[0] == 0 and data[1] in (0, 1):
+        size = int.from_bytes(data[4:8], "little" if data[1] == 1 else "big")
+        if 1 <= size <= len(data) - 8 and data[8 + size - 1] == 0:
+            payload = memoryview(data)[8:8 + size - 1]
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            parts = [decoder.decode(payload[k:k + DECODE_CHUNK])
+                     for k in range(0, len(payload), DECODE_CHUNK)]
+            parts.append(decoder.decode(b"", final=True))
+            return "".join(parts)
+    from rclpy.serialization import deserialize_message
+    from std_msgs.msg import String
+    return deserialize_message(data, String).data
 
 
 class OffThread:

@@ -25,7 +25,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
-from rbd_control.ros.heavy_inputs import MAX_TRAJECTORY_BYTES
+from rbd_control.ros.heavy_inputs import DECODE_CHUNK, MAX_TRAJECTORY_BYTES, string_from_cdr
 
 from ros_helpers import LATCHED, _call
 from rcl_interfaces.srv import SetParameters
@@ -47,6 +47,13 @@ DEEP = QoSProfile(depth=50_000, reliability=ReliabilityPolicy.RELIABLE)
 def set_parameter(ros_node, name, value, timeout=60.0):
     request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
     return _call(ros_node, SetParameters, f'/{NODE}/set_parameters', request, timeout).results[0]
+
+
+@pytest.mark.parametrize('text', ['', 'a', 'x' * (DECODE_CHUNK - 1) + 'é' + 'ü' * DECODE_CHUNK,
+                                  '<robot name="r"/>' * 100_000])
+def test_description_strings_are_read_from_their_serialized_form_as_rclpy_reads_them(text):
+    from rclpy.serialization import serialize_message
+    assert string_from_cdr(serialize_message(String(data=text))) == text
 
 
 class CommandLog:
