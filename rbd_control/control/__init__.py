@@ -3,18 +3,21 @@
     from rbd_control.control import (
         Controller, ControllerConfig, Command, MODES,
         JointTrajectory, TrajectoryPoint,
-        StateError, TrajectoryError, ConfigError,
+        ControlError, StateError, MissingJointsError, TrajectoryError, ConfigError, GainError,
     )
 
 ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 'computed_torque'),
     joints (command order; None = all model joints), kp, kd, ki, i_clamp (None = model default,
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
-    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override).
+    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
+    fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0).
 
 Controller(model, config):
     update(now, names, q, qd) -> Command        names in any order, extra joints ignored;
-                                                raises StateError(reason) for a bad state
+                                                raises StateError(reason) for a bad state; a
+                                                state lacking commanded joints gets the safe
+                                                command (Command.reason says why)
     set_trajectory(trajectory, now)             raises TrajectoryError(reason)
     check_watchdog(now) -> Command | None       the safe command while states are stale
     set_mode(mode, now); set_gains(kp=, kd=, ki=, i_clamp=); set_model(model); hold(now)
@@ -30,16 +33,22 @@ TrajectoryPoint(positions, velocities=None, accelerations=None, effort=None, tim
 ModelSource(joints, gravity, build): the model's lifecycle (parse -> Candidate, install);
 JointMap(names, index, size): one command <-> model order map (take / put).
 
-Modules: trajectory (sampling, JTC semantics), laws (the control laws), gains (defaults from the
-model), safety (state validation, watchdog, effort limits), controller (ties them together),
-config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the node's
-parameters, defined once), model_source, joint_map, angles.
+Errors (errors.py): every refusal is a ControlError (a dynamics RbdError) subclass naming what
+is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryError.
+controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
+
+Modules: trajectory (sampling, JTC semantics), path_limits (the interpolated path vs the limits),
+laws (the control laws), gains (defaults from the model), safety (state validation, watchdog,
+effort limits), bounds (every plausibility bound), errors, throttle, controller (ties them
+together), config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the
+node's parameters, defined once), model_source, joint_map, angles.
 """
 from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
+from .errors import (ConfigError, ControlError, GainError, MissingJointsError, StateError,
+                     TrajectoryError)
 from .joint_map import JointMap
 from .model_source import ModelRefused, ModelSource
-from .safety import ConfigError, StateError
-from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPoint
+from .trajectory import JointTrajectory, TrajectoryPoint
 
 __all__ = [
     "MODES",
@@ -51,6 +60,9 @@ __all__ = [
     "ModelRefused",
     "ModelSource",
     "ConfigError",
+    "ControlError",
+    "GainError",
+    "MissingJointsError",
     "StateError",
     "JointTrajectory",
     "TrajectoryError",

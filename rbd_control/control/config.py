@@ -4,16 +4,18 @@ are node parameters come from the parameter table (parameters.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from .bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
 from .gains import GainValue, Gains
 from .joint_map import JointMap
 from .parameters import CONTROLLER_PARAMETERS
-from .safety import ConfigError
+from .parameter_table import finite_number
+from .errors import ConfigError, brief
 
-__all__ = ["ControllerConfig", "Command", "ModelPlan"]
+__all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
@@ -40,6 +42,9 @@ class ControllerConfig:
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
     effort_limit: GainValue = None                # overrides <limit effort> per joint
+    # {joint: position} for model joints that are neither commanded nor in the joint states
+    # (a locked torso joint, a gripper); the rest of those use the URDF zero. Warned once.
+    fixed_positions: Optional[Mapping[str, float]] = None
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -47,10 +52,17 @@ class ControllerConfig:
             reason = CONTROLLER_PARAMETERS.validate(name, getattr(self, name))
             if reason:
                 raise ConfigError(reason)
+        for name, top in (("bandwidth_hz", MAX_BANDWIDTH_HZ), ("damping_ratio", MAX_DAMPING_RATIO)):
+            value = getattr(self, name)
+            if not (finite_number(value) and 0.0 < value <= top):
+                raise ConfigError(f"{name} must be in (0, {top:g}], got {value!r}")
+        if self.fixed_positions is not None and not isinstance(self.fixed_positions, Mapping):
+            raise ConfigError(f"fixed_positions must be a mapping joint -> position, got "
+                              f"{type(self.fixed_positions).__name__}")
         if self.joints is not None:
             joints = list(self.joints)
             if not joints or len(set(joints)) != len(joints):
-                raise ConfigError(f"joints must be a non-empty list without duplicates, got {joints}")
+                raise ConfigError(f"joints must be a non-empty list without duplicates, got {brief(joints)}")
 
 
 @dataclass
@@ -69,6 +81,7 @@ class Command:
     joint_names: tuple = ()
     saturated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     holding: bool = False                      # no trajectory in progress
+    reason: str = ""                           # why a safe command was chosen, if it was
 
     @classmethod
     def at_rest(cls, mode, joint_names, q_hold, tau, feedforward, saturated) -> "Command":
@@ -90,3 +103,13 @@ class ModelPlan:
     effort_limit: np.ndarray         # command order
     gains: Gains                     # defaults with the config's overrides, command order
     damping: np.ndarray              # command order
+    fixed_positions: np.ndarray      # model order: for joints missing from the states
+
+
+@dataclass(frozen=True)
+class CheckedGoal:
+    """A trajectory checked against one model (Controller.check_trajectory), to install."""
+
+    checked: object                  # trajectory.ValidatedTrajectory
+    model: object
+    joint_names: tuple

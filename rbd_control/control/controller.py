@@ -17,15 +17,22 @@ import numpy as np
 
 from rbd_control.dynamics import RbdError, gravity
 
-from . import laws
-from .config import Command, ControllerConfig, ModelPlan
-from .gains import GainError, GainValue, Gains, default_gains, resolve_per_joint
+from . import bounds, laws
+from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
+from .errors import ControlError, MissingJointsError, brief
+from .gains import GainValue, Gains, default_gains, resolve_per_joint
 from .joint_map import JointMap
 from .parameters import MODES, TRACKING_MODES
 from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
+from .throttle import ThrottledWarnings
 from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPlan, plan_segments, validate
 
-__all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan"]
+__all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
+
+# the upper bound of each gain-like value (bounds.py)
+MAXIMUM = {"kp": bounds.MAX_KP, "kd": bounds.MAX_KD, "ki": bounds.MAX_KI,
+           "i_clamp": bounds.MAX_I_CLAMP, "damping": bounds.MAX_KD,
+           "effort_limit": bounds.MAX_EFFORT_LIMIT}
 
 def _finite(value) -> bool:
     try:
@@ -49,6 +56,8 @@ class Controller:
         self._tripped = None             # safe action in force, or None
         self._map = None                 # command order <-> model order
         self._user_gains = {field: {} for field in ("kp", "kd", "ki", "i_clamp")}  # set_gains
+        # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
+        self.warnings = ThrottledWarnings()
         self.set_model(model)
 
     # --- configuration ----------------------------------------------------------------
@@ -77,11 +86,17 @@ class Controller:
         except KeyError as exc:
             raise ConfigError(exc.args[0]) from None
         effort_limit = self._effort_limits(model, joint_map)
-        base = default_gains(model, joint_map.index, effort_limit,
-                             bandwidth_hz=self.config.bandwidth_hz, damping_ratio=self.config.damping_ratio)
+        try:
+            base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=self.config.bandwidth_hz,
+                                 damping_ratio=self.config.damping_ratio)
+        except ControlError:
+            raise
+        except RbdError as exc:  # the dynamics refused the model's reference poses
+            raise ConfigError(f"default gains: {exc}") from exc
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
-        return ModelPlan(model, joint_map, effort_limit, gains, damping)
+        return ModelPlan(model, joint_map, effort_limit, gains, damping,
+                         self._fixed_positions(model))
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
@@ -94,7 +109,9 @@ class Controller:
         self._joint_names = plan.joints.names
         self._continuous = np.asarray(plan.model.continuous, dtype=bool)
         self._limiter = EffortLimiter(plan.effort_limit, self.config.effort_scale)
-        self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints)
+        self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints,
+                                   commanded=plan.joints.index, fill=plan.fixed_positions,
+                                   warnings=self.warnings)
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._remap_last_state()
@@ -136,7 +153,45 @@ class Controller:
     # --- trajectories -----------------------------------------------------------------
 
     def set_trajectory(self, trajectory: JointTrajectory, now: float):
-        """Start (or replace) a trajectory; raise TrajectoryError with the reason if rejected."""
+        """Start (or replace) a trajectory; raise TrajectoryError with the reason if rejected.
+        Equivalent to install_trajectory(check_trajectory(trajectory, now), now)."""
+        self._check_can_follow(now)  # the cheap refusals before the per-point work
+        self.install_trajectory(self.check_trajectory(trajectory, now), now)
+
+    def check_trajectory(self, trajectory: JointTrajectory, received: float) -> CheckedGoal:
+        """The per-point work of set_trajectory: validation and the segments between points;
+        `received` (the arrival time) is the "now" of start_time 0. Reads only the model and
+        configuration, never the control state, so a node may run it on another thread while
+        the control loop keeps answering states (and feeding the watchdog), then hand the
+        result to install_trajectory on the control thread."""
+        if not _finite(received):
+            raise TrajectoryError(f"receive time is not finite: {received!r}")
+        model, joint_map = self.model, self._map
+        try:
+            checked = validate(
+                trajectory, joint_map.names, received,
+                allow_partial=self.config.allow_partial_joints_goal,
+                position_limits=joint_map.take(np.asarray(model.position_limits)),
+                continuous=joint_map.take(np.asarray(model.continuous, dtype=bool)),
+            )
+        except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
+            raise TrajectoryError(f"malformed trajectory: {exc}") from None
+        return CheckedGoal(checked, model, joint_map.names)
+
+    def install_trajectory(self, goal: CheckedGoal, now: float):
+        """Blend a checked trajectory in from the current desired state: O(joints)."""
+        if goal.model is not self.model or goal.joint_names != self._joint_names:
+            raise TrajectoryError("the robot model changed while the trajectory was checked")
+        self._check_can_follow(now)
+        checked = goal.checked
+        if self._plan.empty:
+            self._plan.hold(self._map.take(self._q), now)
+        q_d, qd_d, qdd_d, effort_d = (v[checked.index].copy() for v in self._plan.sample(now))
+        piece = plan_segments(checked, now, q_d, qd_d, qdd_d, effort_d,
+                              continuous=self._map.take(self._continuous))
+        self._plan.replace(piece, checked.index)
+
+    def _check_can_follow(self, now):
         if self.mode not in TRACKING_MODES:
             raise TrajectoryError(
                 f"mode {self.mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
@@ -147,21 +202,6 @@ class Controller:
         if self._watchdog.is_stale(now):
             raise TrajectoryError(
                 f"joint states are stale (none for more than {self.config.state_timeout} s)")
-        try:
-            checked = validate(
-                trajectory, self._joint_names, now,
-                allow_partial=self.config.allow_partial_joints_goal,
-                position_limits=self._map.take(np.asarray(self.model.position_limits)),
-                continuous=self._map.take(self._continuous),
-            )
-        except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
-            raise TrajectoryError(f"malformed trajectory: {exc}") from None
-        if self._plan.empty:
-            self._plan.hold(self._map.take(self._q), now)
-        q_d, qd_d, qdd_d, effort_d = (v[checked.index].copy() for v in self._plan.sample(now))
-        piece = plan_segments(checked, now, q_d, qd_d, qdd_d, effort_d,
-                              continuous=self._map.take(self._continuous))
-        self._plan.replace(piece, checked.index)
 
     # --- the control loop -------------------------------------------------------------
 
@@ -169,7 +209,10 @@ class Controller:
         """Compute the command for a measured state. Raises StateError for a bad state."""
         if not _finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
-        q_m, qd_m = self._mapper.map(names, q, qd)
+        try:
+            q_m, qd_m = self._mapper.map(names, q, qd)
+        except MissingJointsError as exc:
+            return self._safe_for_missing(exc)
         self._prepare_plan(now, q_m)
         try:
             if self.mode == "gravity_compensation":
@@ -275,6 +318,21 @@ class Controller:
         else:
             self._plan = TrajectoryPlan(len(self._joint_names))
 
+    def _safe_for_missing(self, exc: MissingJointsError) -> Command:
+        """A state lacks commanded joints (e.g. a robot whose joint was renamed): take the
+        configured safe action now, at the best-known pose: the measured joints from this
+        state, the missing ones from the last valid state (or fixed_positions / zero)."""
+        q, qd = exc.q, exc.qd
+        if self._q is not None:
+            q[exc.missing] = self._q[exc.missing]
+        self._q, self._qd = q, qd
+        if self._tripped is None:
+            self._trip()
+        self.warnings.warn("missing_joints", f"{exc}; {self._tripped} until they return")
+        command = self._safe_hold_command() if self._tripped == "hold" else self._zero_command()
+        command.reason = str(exc)
+        return command
+
     def _safe_hold_command(self):
         ff = self._map.take(gravity(self.model, self._q))
         tau, saturated = self._limiter.clamp(ff)
@@ -302,6 +360,8 @@ class Controller:
             return
         try:
             self._q, self._qd = self._mapper.map(*self._last_state)
+        except MissingJointsError as exc:  # hold where the robot was, missing joints filled
+            self._q, self._qd = exc.q, exc.qd
         except StateError:
             self._last_state = None
 
@@ -332,10 +392,22 @@ class Controller:
 
     @staticmethod
     def _resolve(value, joints, default, what):
-        try:
-            return resolve_per_joint(value, joints, default, what)
-        except GainError as exc:
-            raise ConfigError(str(exc)) from None
+        return resolve_per_joint(value, joints, default, what, maximum=MAXIMUM[what])
+
+    def _fixed_positions(self, model):
+        """Model-order values for joints missing from the states: fixed_positions, else 0."""
+        fill = np.zeros(model.nq)
+        position = {name: i for i, name in enumerate(model.joint_names)}
+        for joint, value in (self.config.fixed_positions or {}).items():
+            if joint not in position:
+                self.warnings.once(f"fixed:{joint}", f"fixed_positions names {joint!r}, which "
+                                   f"robot {model.name!r} does not have; ignored")
+            elif not (_finite(value) and abs(float(value)) <= bounds.MAX_PLAUSIBLE_POSITION):
+                raise ConfigError(f"fixed_positions for {joint} must be a finite position within "
+                                  f"+-{bounds.MAX_PLAUSIBLE_POSITION:g}, got {value!r}")
+            else:
+                fill[position[joint]] = float(value)
+        return fill
 
     def _effort_limits(self, model, joint_map):
         joints = joint_map.names
@@ -345,6 +417,6 @@ class Controller:
         missing = [j for j, lim in zip(joints, limits) if not lim > 0.0]
         if missing:
             raise ConfigError(
-                f"joints {missing} have no positive <limit effort> in the URDF; torque control needs "
+                f"joints {brief(missing)} have no positive <limit effort> in the URDF; torque control needs "
                 "one (set effort_limit in the controller config to override)")
         return limits

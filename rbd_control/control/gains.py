@@ -29,7 +29,10 @@ from typing import Mapping, Sequence, Union
 
 import numpy as np
 
-from rbd_control.dynamics import crba
+from rbd_control.dynamics import crba_diagonal_batch
+
+from .bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO, MAX_KD, MAX_KP
+from .errors import GainError, brief
 
 __all__ = [
     "DEFAULT_BANDWIDTH_HZ",
@@ -54,10 +57,6 @@ INERTIA_FLOOR_FRACTION = 1e-6
 MIN_REFERENCE_INERTIA = 1e-12
 
 GainValue = Union[None, float, Sequence[float], Mapping[str, float]]
-
-
-class GainError(ValueError):
-    """A gain value is malformed: wrong length, unknown joint, negative or not finite."""
 
 
 @dataclass
@@ -92,24 +91,26 @@ def reference_poses(model) -> np.ndarray:
 
 def reference_inertia(model) -> np.ndarray:
     """h_i = min over the reference poses of H_ii(q), floored at
-    max(INERTIA_FLOOR_FRACTION * max_j h_j, MIN_REFERENCE_INERTIA)."""
-    diagonals = np.array([np.diag(crba(model, q)) for q in reference_poses(model)])
-    h = diagonals.min(axis=0)
+    max(INERTIA_FLOOR_FRACTION * max_j h_j, MIN_REFERENCE_INERTIA).
+
+    Only the diagonal of H is computed (O(nq) per pose, not the nq x nq matrix), so this is
+    cheap for robots with thousands of joints."""
+    h = crba_diagonal_batch(model, reference_poses(model)).min(axis=0)
     return np.maximum(h, max(INERTIA_FLOOR_FRACTION * float(np.max(h)), MIN_REFERENCE_INERTIA))
 
 
 def default_gains(model, command_index, effort_limit, *, bandwidth_hz=DEFAULT_BANDWIDTH_HZ,
                   damping_ratio=DEFAULT_DAMPING_RATIO) -> Gains:
     """Gains for the joints model.joint_names[command_index] by the rule above."""
-    if not (math.isfinite(bandwidth_hz) and bandwidth_hz > 0):
-        raise GainError(f"bandwidth_hz must be a positive number, got {bandwidth_hz!r}")
-    if not (math.isfinite(damping_ratio) and damping_ratio > 0):
-        raise GainError(f"damping_ratio must be a positive number, got {damping_ratio!r}")
+    if not (0 < bandwidth_hz <= MAX_BANDWIDTH_HZ):
+        raise GainError(f"bandwidth_hz must be in (0, {MAX_BANDWIDTH_HZ:g}], got {bandwidth_hz!r}")
+    if not (0 < damping_ratio <= MAX_DAMPING_RATIO):
+        raise GainError(f"damping_ratio must be in (0, {MAX_DAMPING_RATIO:g}], got {damping_ratio!r}")
     h = reference_inertia(model)[np.asarray(command_index)]
     omega = 2.0 * math.pi * bandwidth_hz
     return Gains(
-        kp=h * omega**2,
-        kd=2.0 * damping_ratio * omega * h,
+        kp=np.minimum(h * omega**2, MAX_KP),     # binds only above h ~ 4e6 kg m^2
+        kd=np.minimum(2.0 * damping_ratio * omega * h, MAX_KD),
         ki=np.zeros_like(h),
         i_clamp=DEFAULT_I_CLAMP_FRACTION * np.asarray(effort_limit, dtype=float),
         reference_inertia=h,
@@ -117,12 +118,12 @@ def default_gains(model, command_index, effort_limit, *, bandwidth_hz=DEFAULT_BA
 
 
 def resolve_per_joint(value: GainValue, names: Sequence[str], default: np.ndarray, what: str,
-                      *, minimum: float = 0.0) -> np.ndarray:
+                      *, minimum: float = 0.0, maximum: float = math.inf) -> np.ndarray:
     """Turn a user value into a per-joint array in `names` order.
 
     None -> default; a number -> every joint; a sequence -> one per joint in `names` order;
     a mapping joint -> value -> those joints, the default for the rest. Values must be finite
-    and >= minimum; errors name the gain and the joint.
+    and in [minimum, maximum] (bounds.py); errors name the gain and the joint.
     """
     out = np.array(default, dtype=float, copy=True)
     if value is None:
@@ -131,18 +132,22 @@ def resolve_per_joint(value: GainValue, names: Sequence[str], default: np.ndarra
         position = {name: i for i, name in enumerate(names)}
         for joint, v in value.items():
             if joint not in position:
-                raise GainError(f"{what}: {joint!r} is not a commanded joint ({list(names)})")
+                raise GainError(f"{what}: {joint!r} is not a commanded joint ({brief(names)})")
             out[position[joint]] = _number(v, what, joint)
     elif np.ndim(value) == 0:
         out[:] = _number(value, what, "all joints")
     else:
         values = list(value)
         if len(values) != len(names):
-            raise GainError(f"{what} has {len(values)} values for {len(names)} joints {list(names)}")
+            raise GainError(f"{what} has {len(values)} values for {len(names)} joints {brief(names)}")
         out[:] = [_number(v, what, name) for v, name in zip(values, names)]
     bad = np.flatnonzero(~(out >= minimum))
     if bad.size:
         raise GainError(f"{what} for {names[bad[0]]} is {out[bad[0]]}, must be >= {minimum}")
+    bad = np.flatnonzero(out > maximum)
+    if bad.size:
+        raise GainError(f"{what} for {names[bad[0]]} is {out[bad[0]]:g}, beyond the bound "
+                        f"{maximum:g} no real robot needs")
     return out
 
 

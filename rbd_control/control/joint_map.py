@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import brief
+
 __all__ = ["JointMap"]
 
 
@@ -29,7 +31,7 @@ class JointMap:
         position = {name: i for i, name in enumerate(full_names)}
         missing = [n for n in names if n not in position]
         if missing:
-            raise KeyError(f"joints {missing} are not in {what} {list(full_names)}")
+            raise KeyError(f"joints {brief(missing)} are not in {what} {brief(full_names)}")
         return cls(names, [position[n] for n in names], len(full_names), full_names)
 
     def __len__(self) -> int:

@@ -25,6 +25,8 @@ import numpy as np
 
 from rbd_control.dynamics import load_urdf
 
+from .description_prepass import PREPASS_BYTES
+
 __all__ = ["Candidate", "ModelRefused", "ModelSource"]
 
 
@@ -48,20 +50,26 @@ class ModelSource:
     good model. `build(model)` makes what the consumer needs and raises to refuse."""
 
     def __init__(self, joints: Sequence[str] = (), gravity: Sequence[float] = (),
-                 build: Optional[Callable[[object], object]] = None, strict: bool = False):
+                 build: Optional[Callable[[object], object]] = None, strict: bool = False,
+                 prepass=None):
         self.joints = tuple(joints or ())          # explicit joints; empty: follow the robot
         self.strict = bool(strict)                 # load_urdf(strict=): refuse what warns
         self.gravity = tuple(gravity or ())
         self.parameter = ""                        # the robot_description parameter
         self.current: Optional[Candidate] = None   # the last good model
         self._build = build or (lambda model: None)
+        # reads descriptions above PREPASS_BYTES in another process (description_prepass.py)
+        self._prepass = prepass
 
     # --- parse: pure ------------------------------------------------------------------
 
     def parse(self, xml: str, source: str, gravity: Optional[Sequence[float]] = None) -> Candidate:
         """A Candidate for `xml`, or ModelRefused with the reason. Changes nothing."""
         try:
-            urdf_model = load_urdf(xml, strict=self.strict)
+            text = xml
+            if self._prepass is not None and len(xml) > PREPASS_BYTES:
+                text = self._prepass.reduce(xml)
+            urdf_model = load_urdf(text, strict=self.strict)
         except Exception as error:  # urdf_parser_py raises more than ModelError on bad XML
             raise ModelRefused(f"{type(error).__name__}: {error}") from None
         missing = [j for j in self.joints if j not in urdf_model.joint_names]
@@ -104,6 +112,11 @@ class ModelSource:
             self.gravity = tuple(gravity)
         self.current = candidate
         return candidate
+
+    def close(self):
+        """Stop the description reader process, if one was started."""
+        if self._prepass is not None:
+            self._prepass.close()
 
     @property
     def model(self):

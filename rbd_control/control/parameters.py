@@ -4,17 +4,21 @@ A new parameter is one entry here plus its use. ControllerConfig takes its defau
 checks from this table; the node declares, describes and validates from it; the README's
 list is generated from it (python -m rbd_control.parameter_docs).
 """
+import math
+
+from .bounds import MAX_KP
 from .parameter_table import JOINT, Parameter, ParameterTable, finite_number, not_empty, positive
 
 __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
-           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field"]
+           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions"]
 
 MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
 SAFE_ACTIONS = ("hold", "zero")
 DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
-# A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt.
-MAX_GAIN = 1.0e6
+# A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
+# core's bound (bounds.py), so every default the core derives can be shown as a parameter.
+MAX_GAIN = MAX_KP
 # Gain parameter field -> the Gains / ControllerConfig field it sets.
 GAIN_FIELDS = {"p": "kp", "d": "kd", "i": "ki", "i_clamp": "i_clamp"}
 
@@ -47,6 +51,29 @@ def _check_joints(value):
         return "joints lists a joint twice"
     if any(not n for n in names):
         return "joints contains an empty name"
+    return None
+
+
+def fixed_positions(entries):
+    """["joint=value", ...] -> {joint: value} (None for none); ValueError with the reason."""
+    out = {}
+    for entry in entries or []:
+        joint, sep, value = str(entry).partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not joint.strip() or number is None or not math.isfinite(number):
+            raise ValueError(f"fixed_positions entry {entry!r} is not 'joint=finite number'")
+        out[joint.strip()] = number
+    return out or None
+
+
+def _check_fixed_positions(value):
+    try:
+        fixed_positions(value)
+    except ValueError as error:
+        return str(error)
     return None
 
 
@@ -88,6 +115,10 @@ CONTROLLER_PARAMETERS = ParameterTable([
               low=0.0, high=MAX_GAIN),
     Parameter("allow_partial_joints_goal", "bool", False,
               "Accept trajectories that name only some of the joints."),
+    Parameter("fixed_positions", "string_array", None,
+              "Positions of model joints that are neither commanded nor in joint_states, as "
+              "'joint=value' (rad or m); the others of those use 0. Warned once.",
+              check=_check_fixed_positions, constraint="'joint=finite number' entries"),
     Parameter("publish_tuning", "bool", True,
               "Publish ~/desired, ~/actual, ~/error, ~/feedforward, ~/feedback."),
     _gain("p", "Proportional gain, N m/rad,"),

@@ -12,12 +12,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .joint_map import JointMap
+from .bounds import MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY
+from .errors import ConfigError, MissingJointsError, StateError, brief, duplicates
 from .parameters import SAFE_ACTIONS  # defined once, with the safe_action parameter
 
 __all__ = [
     "StateError",
     "ConfigError",
+    "MissingJointsError",
     "StateMapper",
     "Watchdog",
     "EffortLimiter",
@@ -26,36 +28,34 @@ __all__ = [
     "MAX_PLAUSIBLE_VELOCITY",
 ]
 
-# Beyond these a reading is a sensor fault, not a robot state; rejecting it also keeps the
-# dynamics (qd^2 terms) far from float overflow. Continuous joints may legitimately wind up
-# many turns, hence the generous position bound.
-MAX_PLAUSIBLE_POSITION = 1e4     # rad or m
-MAX_PLAUSIBLE_VELOCITY = 1e3     # rad/s or m/s
-
-
-class StateError(ValueError):
-    """A measured joint state was rejected; the message says what is wrong with it."""
-
-
-class ConfigError(ValueError):
-    """A controller configuration value is invalid; the message names it."""
-
 
 class StateMapper:
     """Map a measured (names, q, qd) in any order onto model order, rejecting bad input.
 
     Extra names (joints the model does not have, e.g. gripper fingers in /joint_states) are
-    ignored unless `ignore_unknown` is False. Every model joint must be present, because the
-    dynamics of the commanded joints depend on all of them. The name -> index lookup is cached
-    for the last name list seen, since /joint_states repeats the same one at 1 kHz.
+    ignored unless `ignore_unknown` is False. The dynamics of the commanded joints depend on
+    every model joint: a model joint that is not commanded and not in the state takes its
+    value from `fill` (fixed_positions, else the URDF zero) with zero velocity, reported once
+    through `warnings`. A state lacking a *commanded* joint raises MissingJointsError.
+    The name -> index lookup is O(n) per new name list and cached for the last one seen, since
+    /joint_states repeats the same list at 1 kHz.
     """
 
-    def __init__(self, model_joint_names: Sequence[str], ignore_unknown: bool = True):
+    def __init__(self, model_joint_names: Sequence[str], ignore_unknown: bool = True,
+                 commanded=None, fill=None, warnings=None):
         self.joint_names = tuple(model_joint_names)
+        n = len(self.joint_names)
         self._position = {name: i for i, name in enumerate(self.joint_names)}
         self.ignore_unknown = ignore_unknown
+        self._commanded = np.ones(n, bool)
+        if commanded is not None:
+            self._commanded[:] = False
+            self._commanded[np.asarray(commanded, dtype=int)] = True
+        self._fill = np.zeros(n) if fill is None else np.asarray(fill, dtype=float)
+        self._warnings = warnings
         self._cached_names: Optional[tuple] = None
         self._cached_take: Optional[np.ndarray] = None
+        self._cached_missing: Optional[np.ndarray] = None
 
     def map(self, names, q, qd):
         """Return (q, qd) as float arrays in model order, or raise StateError."""
@@ -69,30 +69,41 @@ class StateMapper:
             raise StateError(f"{len(names)} joint names but {q.size} positions")
         if qd.size != len(names):
             raise StateError(f"{len(names)} joint names but {qd.size} velocities")
-        take = self._take_index(names)
-        q_model = q[take]
-        qd_model = qd[take]
+        take, missing = self._take_index(names)
+        # index len(names) reads the appended 0; missing joints then get their fill value
+        q_model = np.append(q, 0.0)[take]
+        qd_model = np.append(qd, 0.0)[take]
+        q_model[missing] = self._fill[missing]
         _check_finite(q_model, qd_model, self.joint_names)
+        lacking = missing[self._commanded[missing]]
+        if lacking.size:
+            raise MissingJointsError(
+                f"state is missing joints {brief(self.joint_names[i] for i in lacking)}",
+                q_model, qd_model, lacking)
         return q_model, qd_model
 
     def _take_index(self, names):
         if names != self._cached_names:
-            self._cached_take = self._build_take(names)
+            self._cached_take, self._cached_missing = self._build_take(names)
             self._cached_names = names
-        return self._cached_take
+        return self._cached_take, self._cached_missing
 
     def _build_take(self, names):
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise StateError(f"duplicate joint names in state: {dup}")
-        unknown = [n for n in names if n not in self._position]
-        if unknown and not self.ignore_unknown:
-            raise StateError(f"state names joints the model does not have: {unknown}")
-        try:
-            return JointMap.by_name(self.joint_names, names, "the state").index
-        except KeyError:
-            missing = [n for n in self.joint_names if n not in set(names)]
-            raise StateError(f"state is missing joints {missing}") from None
+        where = {name: i for i, name in enumerate(names)}
+        if len(where) != len(names):
+            raise StateError(f"duplicate joint names in state: {brief(duplicates(names))}")
+        if not self.ignore_unknown:
+            unknown = [n for n in names if n not in self._position]
+            if unknown:
+                raise StateError(f"state names joints the model does not have: {brief(unknown)}")
+        take = np.array([where.get(n, len(names)) for n in self.joint_names], dtype=int)
+        missing = np.flatnonzero(take == len(names))
+        if self._warnings is not None:
+            for i in missing[~self._commanded[missing]]:
+                self._warnings.once(f"filled:{self.joint_names[i]}",
+                                    f"joint states lack {self.joint_names[i]} (not commanded); "
+                                    f"using {self._fill[i]:g} rad or m for it, velocity 0")
+        return take, missing
 
 
 def _as_vector(values, what):

@@ -28,6 +28,11 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .angles import wrap_to_pi  # re-exported
+from .bounds import (MAX_PLAUSIBLE_ACCELERATION, MAX_PLAUSIBLE_EFFORT, MAX_PLAUSIBLE_POSITION,
+                     MAX_PLAUSIBLE_VELOCITY, MAX_START_AHEAD, MAX_TIME_FROM_START,
+                     MIN_POINT_SPACING)
+from .errors import TrajectoryError, brief, duplicates
+from .path_limits import check_path_within_limits
 
 __all__ = [
     "TrajectoryPoint",
@@ -42,9 +47,9 @@ __all__ = [
 # Positions may sit on a limit; allow for float noise when checking waypoints against it.
 _LIMIT_TOLERANCE = 1e-6
 
-
-class TrajectoryError(ValueError):
-    """A trajectory was rejected; the message says which point / joint / field is wrong."""
+# the largest magnitude each point field may have
+_FIELD_BOUND = {"positions": MAX_PLAUSIBLE_POSITION, "velocities": MAX_PLAUSIBLE_VELOCITY,
+                "accelerations": MAX_PLAUSIBLE_ACCELERATION, "effort": MAX_PLAUSIBLE_EFFORT}
 
 
 @dataclass
@@ -68,36 +73,38 @@ class JointTrajectory:
 
 
 # --- segment polynomials: coefficients c0..c5 of q(s) = sum c_k s^k, s in [0, T] -------------
+# Arguments are (..., n) arrays (one row per segment) and durations broadcast against them,
+# so a whole trajectory is built in one vectorised call; the result is (..., n, 6).
 
 
 def _linear(q0, q1, duration):
-    coef = np.zeros((q0.size, 6))
-    coef[:, 0] = q0
-    coef[:, 1] = (q1 - q0) / duration
+    coef = np.zeros(np.shape(q0) + (6,))
+    coef[..., 0] = q0
+    coef[..., 1] = (q1 - q0) / duration
     return coef
 
 
 def _cubic(q0, v0, q1, v1, duration):
     t = duration
     h = q1 - q0
-    coef = np.zeros((q0.size, 6))
-    coef[:, 0] = q0
-    coef[:, 1] = v0
-    coef[:, 2] = (3.0 * h - (2.0 * v0 + v1) * t) / t**2
-    coef[:, 3] = (-2.0 * h + (v0 + v1) * t) / t**3
+    coef = np.zeros(np.shape(q0) + (6,))
+    coef[..., 0] = q0
+    coef[..., 1] = v0
+    coef[..., 2] = (3.0 * h - (2.0 * v0 + v1) * t) / t**2
+    coef[..., 3] = (-2.0 * h + (v0 + v1) * t) / t**3
     return coef
 
 
 def _quintic(q0, v0, a0, q1, v1, a1, duration):
     t = duration
     h = q1 - q0
-    coef = np.empty((q0.size, 6))
-    coef[:, 0] = q0
-    coef[:, 1] = v0
-    coef[:, 2] = 0.5 * a0
-    coef[:, 3] = (20.0 * h - (8.0 * v1 + 12.0 * v0) * t - (3.0 * a0 - a1) * t**2) / (2.0 * t**3)
-    coef[:, 4] = (-30.0 * h + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t**2) / (2.0 * t**4)
-    coef[:, 5] = (12.0 * h - 6.0 * (v1 + v0) * t + (a1 - a0) * t**2) / (2.0 * t**5)
+    coef = np.empty(np.shape(q0) + (6,))
+    coef[..., 0] = q0
+    coef[..., 1] = v0
+    coef[..., 2] = 0.5 * a0
+    coef[..., 3] = (20.0 * h - (8.0 * v1 + 12.0 * v0) * t - (3.0 * a0 - a1) * t**2) / (2.0 * t**3)
+    coef[..., 4] = (-30.0 * h + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t**2) / (2.0 * t**4)
+    coef[..., 5] = (12.0 * h - 6.0 * (v1 + v0) * t + (a1 - a0) * t**2) / (2.0 * t**5)
     return coef
 
 
@@ -177,13 +184,31 @@ def _optional_field(point, name, index, n_joints):
             f"point {index}: {name} has {arr.size} values for {n_joints} joints")
     if not np.all(np.isfinite(arr)):
         raise TrajectoryError(f"point {index}: {name} contains NaN or inf")
+    bound = _FIELD_BOUND[name]
+    if np.any(np.abs(arr) > bound):
+        raise TrajectoryError(f"point {index}: {name} has {arr[np.argmax(np.abs(arr))]:g}, beyond "
+                              f"the bound {bound:g} no real robot needs")
     return arr
 
 
-def _stack_field(points, name, n_joints):
-    """Stack one field over all points; it must be given by every point or by none."""
+def _stack_field(points, name, n_joints, required=False):
+    """Stack one field over all points; it must be given by every point or by none.
+
+    Fast path: one conversion and one bound check for the whole (points, joints) array; only
+    when that fails are the points checked one by one, to name the first bad one."""
+    raw = [getattr(p, name) for p in points]
+    if not required and all(v is None or len(v) == 0 for v in raw):
+        return None
+    try:
+        stacked = np.array(raw, dtype=float)
+        if stacked.shape == (len(points), n_joints) and np.all(np.abs(stacked) <= _FIELD_BOUND[name]):
+            return stacked
+    except (TypeError, ValueError):
+        pass
     values = [_optional_field(p, name, i, n_joints) for i, p in enumerate(points)]
     given = [v is not None for v in values]
+    if required and not all(given):
+        raise TrajectoryError(f"point {given.index(False)} has no {name}")
     if not any(given):
         return None
     if not all(given):
@@ -198,17 +223,18 @@ def _order_joints(joint_names, controlled, allow_partial):
     names = list(joint_names)
     if not names:
         raise TrajectoryError("trajectory has no joint names")
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise TrajectoryError(f"duplicate joint names in trajectory: {dup}")
+    given = set(names)
+    if len(given) != len(names):
+        raise TrajectoryError(f"duplicate joint names in trajectory: {brief(duplicates(names))}")
     position = {name: i for i, name in enumerate(controlled)}
     unknown = [n for n in names if n not in position]
     if unknown:
-        raise TrajectoryError(f"trajectory names joints this controller does not command: {unknown}")
-    if len(names) < len(controlled) and not allow_partial:
-        missing = [n for n in controlled if n not in set(names)]
         raise TrajectoryError(
-            f"trajectory omits joints {missing} and allow_partial_joints_goal is false")
+            f"trajectory names joints this controller does not command: {brief(unknown)}")
+    if len(names) < len(controlled) and not allow_partial:
+        missing = [n for n in controlled if n not in given]
+        raise TrajectoryError(
+            f"trajectory omits joints {brief(missing)} and allow_partial_joints_goal is false")
     return np.array([position[n] for n in names], dtype=int)
 
 
@@ -222,6 +248,10 @@ class ValidatedTrajectory:
     velocities: Optional[np.ndarray]  # (p, n) or None
     accelerations: Optional[np.ndarray]
     effort: Optional[np.ndarray]
+    names: tuple = ()                 # (n,) the trajectory's joint names, for messages
+    limits: Optional[np.ndarray] = None  # (n, 2) position limits the path must respect
+    coef: Optional[np.ndarray] = None    # (p-1, n, 6) the segments between the points
+    effort_coef: Optional[np.ndarray] = None  # (p-1, n, 2)
 
 
 def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
@@ -235,7 +265,7 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     points = list(traj.points)
     if not points:
         raise TrajectoryError("trajectory has no points")
-    positions = np.stack([_required_positions(p, i, n) for i, p in enumerate(points)])
+    positions = _stack_field(points, "positions", n, required=True)
     velocities = _stack_field(points, "velocities", n)
     accelerations = _stack_field(points, "accelerations", n)
     effort = _stack_field(points, "effort", n)
@@ -246,17 +276,22 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     if start + times[-1] < now:
         raise TrajectoryError(
             f"trajectory ends in the past: last point at t={start + times[-1]:.6f} s, now is {now:.6f} s")
+    names = tuple(traj.joint_names)
+    limits = None
     if position_limits is not None:
-        _check_limits(positions, np.asarray(position_limits)[index], continuous, index,
-                      [traj.joint_names[k] for k in range(n)])
-    return ValidatedTrajectory(index, start + times, positions, velocities, accelerations, effort)
-
-
-def _required_positions(point, index, n_joints):
-    arr = _optional_field(point, "positions", index, n_joints)
-    if arr is None:
-        raise TrajectoryError(f"point {index} has no positions")
-    return arr
+        limits = np.array(position_limits, dtype=float)[index]
+        if continuous is not None:
+            limits[np.asarray(continuous)[index]] = (-math.inf, math.inf)
+        _check_limits(positions, limits, names)
+    # the segments between points do not depend on the controller's state: planned here, so
+    # that all the per-point work can run before (or beside) the control loop
+    effort = effort if effort is not None else np.zeros_like(positions)
+    durations = np.diff(times)[:, None]
+    coef = _segments(positions, velocities, accelerations, durations)
+    effort_coef = _effort_ramp(effort[:-1], effort[1:], durations)
+    _check_plan(start + times, coef, effort_coef, limits, names)
+    return ValidatedTrajectory(index, start + times, positions, velocities, accelerations, effort,
+                               names, limits, coef, effort_coef)
 
 
 def _point_times(points):
@@ -268,12 +303,20 @@ def _point_times(points):
         raise TrajectoryError("time_from_start contains NaN or inf")
     if times[0] < 0.0:
         raise TrajectoryError(f"point 0 has negative time_from_start {times[0]}")
+    if times[-1] > MAX_TIME_FROM_START:
+        raise TrajectoryError(f"time_from_start {times[-1]:g} s of the last point is beyond the "
+                              f"bound {MAX_TIME_FROM_START:g} s")
     steps = np.diff(times)
     if np.any(steps <= 0.0):
         bad = int(np.argmax(steps <= 0.0)) + 1
         raise TrajectoryError(
             f"time_from_start must be strictly increasing: point {bad} ({times[bad]} s) "
             f"does not come after point {bad - 1} ({times[bad - 1]} s)")
+    if np.any(steps < MIN_POINT_SPACING):
+        bad = int(np.argmax(steps < MIN_POINT_SPACING)) + 1
+        raise TrajectoryError(
+            f"point {bad} is {steps[bad - 1]:.3g} s after point {bad - 1}; points must be at "
+            f"least {MIN_POINT_SPACING:g} s apart")
     return times
 
 
@@ -284,14 +327,16 @@ def _start_time(stamp, now):
         raise TrajectoryError(f"start_time is not a number: {stamp!r}") from None
     if not math.isfinite(stamp):
         raise TrajectoryError("start_time is NaN or inf")
+    if stamp - now > MAX_START_AHEAD:
+        raise TrajectoryError(f"start_time {stamp:.6f} s is {stamp - now:.3g} s after now "
+                              f"({now:.6f} s), beyond the bound {MAX_START_AHEAD:g} s (another clock?)")
     return now if stamp == 0.0 else stamp
 
 
-def _check_limits(positions, limits, continuous, index, names):
+def _check_limits(positions, limits, names):
     lower = limits[:, 0] - _LIMIT_TOLERANCE
     upper = limits[:, 1] + _LIMIT_TOLERANCE
-    bounded = np.ones(index.size, bool) if continuous is None else ~np.asarray(continuous)[index]
-    outside = bounded & ((positions < lower) | (positions > upper))
+    outside = (positions < lower) | (positions > upper)
     if np.any(outside):
         p, j = np.argwhere(outside)[0]
         raise TrajectoryError(
@@ -304,65 +349,65 @@ def _check_limits(positions, limits, continuous, index, names):
 
 def plan_segments(checked: ValidatedTrajectory, now: float, current_q, current_qd, current_qdd,
                   current_effort, continuous=None) -> PiecewisePolynomial:
-    """Turn a validated trajectory into polynomials, blending in from the current desired state.
+    """Add the blend from the current desired state to the segments `validate` planned.
 
     current_*: the desired state of the trajectory's joints (in its joint order) at `now`.
+    Cost O(joints) apart from one copy of the segment arrays.
     """
-    positions = checked.positions.copy()
+    positions, coef, times = checked.positions, checked.coef, checked.times
+    shift = np.zeros(positions.shape[1])
     if continuous is not None:
-        positions = _unwrap_to_current(positions, current_q, np.asarray(continuous)[checked.index])
-    n = positions.shape[1]
-    velocities = checked.velocities
-    accelerations = checked.accelerations
-    effort = checked.effort if checked.effort is not None else np.zeros_like(positions)
-    times = checked.times
-
-    first_future = int(np.searchsorted(times, now, side="right"))
-    knots, coefs, effort_coefs = [], [], []
-    if first_future == 0:
+        shift = _unwrap_shift(positions[0], current_q, np.asarray(continuous)[checked.index])
+    if np.any(shift):
+        coef = coef.copy()
+        coef[..., 0] += shift
+    first = positions[0] + shift
+    knots, coefs, effort_coefs = [times], [coef], [checked.effort_coef]
+    # a first point less than MIN_POINT_SPACING ahead counts as reached: no blend that short
+    if times[0] > now + MIN_POINT_SPACING:
         # The first point lies ahead: blend from the current desired state (quintic keeps
         # position, velocity and acceleration continuous at `now`).
-        v1 = velocities[0] if velocities is not None else np.zeros(n)
-        a1 = accelerations[0] if accelerations is not None else np.zeros(n)
+        zeros = np.zeros_like(first)
+        v1 = checked.velocities[0] if checked.velocities is not None else zeros
+        a1 = checked.accelerations[0] if checked.accelerations is not None else zeros
         duration = times[0] - now
-        knots.append(now)
-        coefs.append(_quintic(current_q, current_qd, current_qdd, positions[0], v1, a1, duration))
-        effort_coefs.append(_effort_ramp(current_effort, effort[0], duration))
-    for k in range(len(times) - 1):
-        duration = times[k + 1] - times[k]
-        knots.append(times[k])
-        coefs.append(_segment(positions, velocities, accelerations, k, duration))
-        effort_coefs.append(_effort_ramp(effort[k], effort[k + 1], duration))
-    knots.append(times[-1])
-    return PiecewisePolynomial(
-        knots,
-        np.array(coefs).reshape(len(coefs), n, 6),
-        np.array(effort_coefs).reshape(len(effort_coefs), n, 2),
-        positions[-1],
-        effort[-1],
-    )
+        blend = _quintic(current_q, current_qd, current_qdd, first, v1, a1, duration)[None]
+        blend_effort = _effort_ramp(current_effort, checked.effort[0], duration)[None]
+        _check_plan(np.array([now, times[0]]), blend, blend_effort, checked.limits, checked.names)
+        knots, coefs, effort_coefs = [[now]] + knots, [blend] + coefs, [blend_effort] + effort_coefs
+    return PiecewisePolynomial(np.concatenate(knots), np.concatenate(coefs),
+                               np.concatenate(effort_coefs), positions[-1] + shift,
+                               checked.effort[-1])
 
 
-def _segment(positions, velocities, accelerations, k, duration):
+def _segments(positions, velocities, accelerations, durations):
+    """(p - 1, n, 6) coefficients of the segments between consecutive points."""
+    q0, q1 = positions[:-1], positions[1:]
     if velocities is None:
-        return _linear(positions[k], positions[k + 1], duration)
+        return _linear(q0, q1, durations)
+    v0, v1 = velocities[:-1], velocities[1:]
     if accelerations is None:
-        return _cubic(positions[k], velocities[k], positions[k + 1], velocities[k + 1], duration)
-    return _quintic(positions[k], velocities[k], accelerations[k],
-                    positions[k + 1], velocities[k + 1], accelerations[k + 1], duration)
+        return _cubic(q0, v0, q1, v1, durations)
+    return _quintic(q0, v0, accelerations[:-1], q1, v1, accelerations[1:], durations)
 
 
 def _effort_ramp(e0, e1, duration):
-    return np.stack([e0, (e1 - e0) / duration], axis=1)
+    return np.stack([e0, (e1 - e0) / duration], axis=-1)
 
 
-def _unwrap_to_current(positions, current_q, continuous_mask):
-    """Shift continuous joints' trajectories by 2*pi*k so point 0 is within pi of current_q."""
-    if not np.any(continuous_mask):
-        return positions
-    turns = np.round((np.asarray(current_q) - positions[0]) / (2.0 * math.pi))
-    shift = np.where(continuous_mask, turns * 2.0 * math.pi, 0.0)
-    return positions + shift
+def _check_plan(knots, coef, effort_coef, limits, names):
+    """No NaN may reach the plan, and the path must stay inside the position limits."""
+    if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(effort_coef))):
+        raise TrajectoryError("planning produced non-finite coefficients (points too close or "
+                              "values too large)")
+    if limits is not None:
+        check_path_within_limits(knots, coef, limits, names)
+
+
+def _unwrap_shift(first_positions, current_q, continuous_mask):
+    """The 2*pi*k per continuous joint that brings point 0 within pi of current_q."""
+    turns = np.round((np.asarray(current_q) - first_positions) / (2.0 * math.pi))
+    return np.where(continuous_mask, turns * 2.0 * math.pi, 0.0)
 
 
 class TrajectoryPlan:

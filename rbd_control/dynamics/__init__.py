@@ -5,12 +5,12 @@ Algorithms, one module each, in Featherstone's notation: jcalc, rnea, gravity, c
 forward_dynamics, coriolis; closed_form is the independent generalized d'Alembert formulation
 used to cross-check them.
 """
-from .api import (bias, coriolis_matrix, crba, crba_batch, forward_dynamics, gravity,
-                  gravity_batch, joint_forces, rnea, rnea_batch)
+from .api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch, forward_dynamics,
+                  gravity, gravity_batch, joint_forces, rnea, rnea_batch)
 from .errors import InputError, ModelError, RbdError
 from .model import Data, Model
 from .urdf import load_urdf, load_urdf_file
 
 __all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
-           "crba", "crba_batch", "forward_dynamics", "gravity", "gravity_batch",
-           "joint_forces", "load_urdf", "load_urdf_file", "rnea", "rnea_batch"]
+           "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
+           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file", "rnea", "rnea_batch"]

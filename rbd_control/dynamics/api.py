@@ -11,6 +11,7 @@ from .batch import crba_batch_kernel, gravity_batch_kernel, rnea_batch_kernel
 from .checks import as_batch, as_vector, raise_for_status
 from .coriolis import coriolis_into
 from .crba import crba_kernel
+from .crba_diagonal import crba_diagonal_batch_kernel
 from .errors import InputError
 from .external import external_forces_array
 from .forward_dynamics import SINGULAR, forward_dynamics_kernel
@@ -130,11 +131,21 @@ def rnea_batch(model, Q, QD, QDD, data=None):
 
 def gravity_batch(model, Q, data=None):
     """gravity over N states: Q is (N, nq); returns (N, nq)."""
+    return _vector_per_state(gravity_batch_kernel, model, Q, data)
+
+
+def crba_diagonal_batch(model, Q, data=None):
+    """diag(H(q)) over N states: Q is (N, nq); returns (N, nq). O(N nq) time and memory."""
+    return _vector_per_state(crba_diagonal_batch_kernel, model, Q, data)
+
+
+def _vector_per_state(kernel, model, Q, data):
+    """A batch kernel that writes one nq-vector per state of Q."""
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
-    G = np.empty_like(Q)
-    gravity_batch_kernel(Q, G, *data.kernel_args)
-    return G
+    out = np.empty_like(Q)
+    kernel(Q, out, *data.kernel_args)
+    return out
 
 
 def crba_batch(model, Q, data=None):

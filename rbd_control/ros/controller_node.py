@@ -22,13 +22,20 @@ robot_description or gravity set succeeds only once its model is built and in us
 Before the first joint state nothing is published; after it, the watchdog publishes
 the core's safe command while states are missing for longer than state_timeout.
 
+Hostile or huge input (guarded_inputs.py, heavy_inputs.py): trajectories and descriptions
+are bounded in bytes and read beside the control loop; a joint state with more than
+MAX_STATE_JOINTS names is refused before it is mapped; a keepalive thread runs the watchdog
+when the executor is stuck; repeated refusals are logged once per period with a count.
+
 Time: the controller runs on the joint states' header stamps (as ros2_control does), so
 trajectories are sampled at the instant each state was measured, in sim time or wall time
 alike, and never on a /clock message that arrived late. Between states that time advances
 with the steady clock, and the watchdog runs on a steady timer: when a simulator dies, its
 /clock stops too, and a watchdog on ROS time would never fire.
 """
+import gc
 import sys
+import threading
 import time
 
 import numpy as np
@@ -37,17 +44,20 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
-from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
+from std_msgs.msg import Float64MultiArray
 
-from rbd_control.control import Controller, ControllerConfig, StateError, TrajectoryError
+from rbd_control.control import Controller, ControllerConfig, StateError
 from rbd_control.control.model_source import ModelRefused, ModelSource
-from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
-from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
+from rbd_control.control.parameters import (CONTROLLER_PARAMETERS, GAIN_FIELDS, fixed_positions,
+                                            gain_field, gain_name)
+from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
-from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS, ROBOT_DESCRIPTION_QOS
+from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
 from rbd_control.ros.tuning import TuningPublisher
+from rbd_control.control.description_prepass import DescriptionPrepass
+from rbd_control.ros.guarded_inputs import TOPIC_SOURCE, GuardedInputs
+from rbd_control.ros.heavy_inputs import MAX_STATE_JOINTS, too_big
 
 TABLE = CONTROLLER_PARAMETERS
 # After the executor hands over one joint state, take at most this many more that are
@@ -58,7 +68,6 @@ MAX_STATES_PER_WAKEUP = 50
 # Repeated per-message warnings at 1 kHz would drown the log.
 WARN_PERIOD_S = 2.0
 PARAMETER_SOURCE = 'the robot_description parameter'
-TOPIC_SOURCE = 'the robot_description topic'
 
 __all__ = ['ConfigurationError', 'ControllerNode', 'main']
 
@@ -69,8 +78,14 @@ class ControllerNode(Node):
         super().__init__('rbd_controller', **node_options)
         declare(self, TABLE)
         explicit = list(self._value('joints') or [])
+        prepass = DescriptionPrepass()
+        prepass.start()   # its imports take seconds: not when the first large model arrives
         self._source = ModelSource(explicit, self._value('gravity') or (), build=self._build,
-                                   strict=self._value('strict_model'))
+                                   strict=self._value('strict_model'), prepass=prepass)
+        # the controller is used by the executor thread and, while that one is stuck, by the
+        # keepalive's watchdog (guarded_inputs.py)
+        self._lock = threading.RLock()
+        self._watchdog_beat = time.monotonic()
         self._controller = None
         self._joints = frozenset(explicit) if explicit else None  # what gains.<joint> may name
         self._filled = set()            # gain parameters showing a model-derived default
@@ -91,14 +106,16 @@ class ControllerNode(Node):
         self._source.parameter = self._value('robot_description')
         if self._source.parameter:
             self._load_description(self._source.parameter, PARAMETER_SOURCE)
-        self.create_subscription(
-            String, 'robot_description', self._on_robot_description, ROBOT_DESCRIPTION_QOS)
+        # robot_description and ~/joint_trajectory: bounded, read beside the control loop
+        self._inputs = GuardedInputs(self)
         self._joint_state_sub = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
-        self.create_subscription(
-            JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
+        # the cyclic collector's sight, a full collection triggered by a burst of message
+        # objects (a 40,000-name state) no longer walks it all while holding the GIL.
+        gc.freeze()
 
     def _value(self, name):
         return value(self, name)
@@ -123,7 +140,8 @@ class ControllerNode(Node):
             self._source.parameter = by_name['robot_description']
         if candidate is not None:
             source = PARAMETER_SOURCE if 'robot_description' in by_name else 'a gravity change'
-            self._use(candidate, source, by_name.get('gravity'))
+            with self._lock:
+                self._use(candidate, source, by_name.get('gravity'))
         elif 'gravity' in by_name:
             self._source.gravity = tuple(by_name['gravity'] or ())
         return SetParametersResult(successful=True)
@@ -138,7 +156,8 @@ class ControllerNode(Node):
 
     def _apply_parameters(self, parameters):
         try:
-            self._apply_accepted(parameters)
+            with self._lock:
+                self._apply_accepted(parameters)
         except Exception as error:   # validated already; never let the service thread die
             self.get_logger().error(
                 f'could not apply {[p.name for p in parameters]}: {type(error).__name__}: {error}')
@@ -167,7 +186,8 @@ class ControllerNode(Node):
             mode=value_('mode'), joints=list(explicit) or None,
             **self._gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
-            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'))
+            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
+            fixed_positions=fixed_positions(value_('fixed_positions')))
 
     def _gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -226,13 +246,6 @@ class ControllerNode(Node):
         self.get_logger().info(f'model {candidate.model.name!r} from {source}: '
                                f'controlling {len(self._joints)} joints')
 
-    def _on_robot_description(self, msg):
-        if self._source.topic_ignored():
-            self.get_logger().info(
-                'robot_description topic ignored: the robot_description parameter is set')
-            return
-        self._load_description(msg.data, TOPIC_SOURCE)
-
     def _load_description(self, xml, source):
         if self._source.unchanged(xml):
             # e.g. robot_state_publisher restarted: reloading would drop the trajectory
@@ -245,8 +258,12 @@ class ControllerNode(Node):
                 'no model yet, publishing nothing'
             self.get_logger().error(f'rejected robot description from {source}: {error} ({keeping})')
             return
-        self._use(candidate, source)
-        self._show_gains()
+        self._adopt(candidate, source)
+
+    def _adopt(self, candidate, source):
+        with self._lock:
+            self._use(candidate, source)
+            self._show_gains()
 
     # ------------------------------------------------------------------ control
 
@@ -261,12 +278,13 @@ class ControllerNode(Node):
         return self._last_stamp + (time.monotonic() - self._last_arrival)
 
     def _on_joint_state(self, msg):
-        self._answer_joint_state(msg)
-        for _ in range(MAX_STATES_PER_WAKEUP):
-            queued = self._take_queued_joint_state()
-            if queued is None:
-                return
-            self._answer_joint_state(queued)
+        with self._lock:
+            self._answer_joint_state(msg)
+            for _ in range(MAX_STATES_PER_WAKEUP):
+                queued = self._take_queued_joint_state()
+                if queued is None:
+                    return
+                self._answer_joint_state(queued)
 
     def _take_queued_joint_state(self):
         """The next joint state already in the subscription's queue, or None."""
@@ -278,12 +296,16 @@ class ControllerNode(Node):
     def _answer_joint_state(self, msg):
         if self._controller is None:
             return
+        reason = too_big('joint state', len(msg.name), MAX_STATE_JOINTS, 'names')
+        if reason:   # refused before the names are mapped
+            self._inputs.warnings.warn('state_size', reason)
+            return
         names, q, qd = joint_state_arrays(msg)
         now = seconds(msg.header.stamp) or self._now()     # an unstamped state: the node clock
         try:
             command = self._controller.update(now, names, q, qd if qd is not None else np.empty(0))
         except StateError as error:
-            self._warn(f'joint state ignored: {error}')
+            self._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}')
             return
         except Exception as error:  # a control node that dies drops the arm
             self.get_logger().error(
@@ -292,32 +314,33 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if self._publish_command(command) and self._tuning is not None:
+        # a safe command for a state lacking commanded joints has no "actual" to show
+        if self._publish_command(command) and self._tuning is not None and not command.reason:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
 
     def _on_watchdog(self):
-        if self._controller is None or not self._state_seen:
-            return
-        try:
-            command = self._controller.check_watchdog(self._control_time())
-        except Exception as error:
-            self.get_logger().error(f'watchdog failed: {type(error).__name__}: {error}',
-                                    throttle_duration_sec=WARN_PERIOD_S)
-            return
-        if command is not None:
-            self._publish_command(command)
+        self._watchdog_beat = time.monotonic()
+        self._run_watchdog()
+        self._inputs.log_due(self._control_time())
 
-    def _on_trajectory(self, msg):
-        if self._controller is None:
-            self._warn('trajectory ignored: no robot model yet')
-            return
-        now = self._control_time()
-        try:
-            self._controller.set_trajectory(trajectory_from_msg(msg, now), now)
-        except TrajectoryError as error:
-            self.get_logger().warning(f'trajectory rejected: {error}')
-        except Exception as error:
-            self.get_logger().error(f'trajectory rejected: {type(error).__name__}: {error}')
+    def _run_watchdog(self):
+        """The watchdog's check; also run by the keepalive thread when the executor is stuck."""
+        with self._lock:
+            if self._controller is None or not self._state_seen:
+                return
+            try:
+                command = self._controller.check_watchdog(self._control_time())
+            except Exception as error:
+                self.get_logger().error(f'watchdog failed: {type(error).__name__}: {error}',
+                                        throttle_duration_sec=WARN_PERIOD_S)
+                return
+            if command is not None:
+                self._publish_command(command)
+
+    def destroy_node(self):
+        self._inputs.close()
+        self._source.close()
+        return super().destroy_node()
 
     def _publish_command(self, command):
         """Publish command.tau unless it is unfit to reach a motor. True when published."""

@@ -52,7 +52,6 @@ def test_control_package_never_imports_rclpy():
     (lambda n, q, qd: (n, q, qd[:-1]), "6 joint names but 5 velocities"),
     (lambda n, q, qd: (n, np.r_[q[:2], np.nan, q[3:]], qd), "elbow position nan is not finite"),
     (lambda n, q, qd: (n, q, np.r_[qd[:5], np.inf]), "wrist_3 velocity inf is not finite"),
-    (lambda n, q, qd: (n[:-1], q[:-1], qd[:-1]), r"missing joints \['wrist_3'\]"),
     (lambda n, q, qd: (n[:-1] + (n[0],), q, qd), "duplicate joint names"),
     (lambda n, q, qd: (n, q, np.r_[qd[:5], 1e6]), "exceeds"),
     (lambda n, q, qd: (n, ["a"] * 6, qd), "positions are not numbers"),
@@ -376,11 +375,14 @@ def test_non_numeric_trajectory_fields_raise_trajectory_error(arm_model, names):
         controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)], "x"), 0.0)
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered")
-def test_state_that_yields_no_valid_command_does_not_feed_the_watchdog(arm_model, names):
-    # absurd gains: Kp e -> +inf and Kd e_dot -> -inf, so the law gives NaN
-    controller = fresh(arm_model, mode="feedforward_pd", state_timeout=0.1, kp=1e308, kd=1e308)
+def test_state_that_yields_no_valid_command_does_not_feed_the_watchdog(arm_model, names,
+                                                                       monkeypatch):
+    # gains are bounded so that no valid input can make the law non-finite any more (see
+    # test_hostile_input.py); inject the fault into the law to check the bookkeeping
+    controller = fresh(arm_model, mode="feedforward_pd", state_timeout=0.1)
     controller.update(0.0, names, Q0, np.zeros(6))
+    nan_law = lambda *args, **kwargs: (np.full(6, np.nan), np.zeros(6))  # noqa: E731
+    monkeypatch.setattr(laws, "feedforward_pd", nan_law)
     with pytest.raises(StateError, match="non-finite"):
         controller.update(0.05, names, Q0 - 1.5, np.ones(6) * 1e3)
     safe = controller.check_watchdog(0.15)
