@@ -81,7 +81,7 @@ source "$repo/scripts/ros_env.sh" "$venv"
 export CMAKE_PREFIX_PATH="$venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export PATH="$venv/bin:$PATH"
 (cd "$work" && "$venv/bin/colcon" --log-base "$work/log" build \
-    --base-paths "$repo/interfaces" --packages-select control_msgs \
+    --base-paths "$repo/interfaces/control_msgs" --packages-select control_msgs \
     --build-base "$work/build" --install-base "$venv" --merge-install \
     --event-handlers console_cohesion- summary+ status- \
     --cmake-args -DBUILD_TESTING=OFF "-DPython3_EXECUTABLE=$python" "-DPYTHON_EXECUTABLE=$python") \
