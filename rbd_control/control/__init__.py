@@ -10,7 +10,8 @@ ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 
     joints (command order; None = all model joints), kp, kd, ki, i_clamp (None = model default,
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
-    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override).
+    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
+    allow_nonzero_velocity_at_trajectory_end.
 
 Controller(model, config):
     update(now, names, q, qd) -> Command        names in any order, extra joints ignored;
@@ -30,10 +31,11 @@ TrajectoryPoint(positions, velocities=None, accelerations=None, effort=None, tim
 ModelSource(joints, gravity, build): the model's lifecycle (parse -> Candidate, install);
 JointMap(names, index, size): one command <-> model order map (take / put).
 
-Modules: trajectory (sampling, JTC semantics), laws (the control laws), gains (defaults from the
-model), safety (state validation, watchdog, effort limits), controller (ties them together),
-config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the node's
-parameters, defined once), model_source, joint_map, angles.
+Modules: trajectory (sampling, JTC semantics), tolerances (JTC's path / goal tolerances), laws
+(the control laws), gains (defaults from the model), safety (state validation, watchdog, effort
+limits), controller (ties them together), config (ControllerConfig, Command, ModelPlan),
+parameters + parameter_table (the node's parameters, defined once), model_source, joint_map,
+angles.
 """
 from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
 from .joint_map import JointMap
