@@ -1,0 +1,296 @@
+"""~/follow_joint_trajectory and ~/controller_state, as joint_trajectory_controller offers them.
+
+    action  ~/follow_joint_trajectory   control_msgs/action/FollowJointTrajectory
+    out     ~/controller_state          control_msgs/msg/JointTrajectoryControllerState
+                                        (reference, feedback, error, output) at state_publish_rate
+
+control_msgs is optional: without it `attach` logs one line and returns None, and the node
+runs without both (`~/joint_trajectory` still works).
+
+Behaviour (JTC jazzy, see README for the deviations):
+- a goal is validated by the core; a refused one ends ABORTED with INVALID_JOINTS (joint
+  names), OLD_HEADER_TIMESTAMP (ends in the past) or INVALID_GOAL (anything else, tolerances
+  included), and the error_string gives the reason. JTC rejects such goals outright; a
+  ROS 2 rejection carries no result, so here the client learns the reason;
+- tolerances from the goal, falling back to the parameters constraints.<joint>.trajectory /
+  .goal, constraints.goal_time, constraints.stopped_velocity_tolerance (control/tolerances.py),
+  checked on every answered joint state; PATH_TOLERANCE_VIOLATED / GOAL_TOLERANCE_VIOLATED
+  abort the goal and hold the measured position;
+- feedback (desired, actual, error) at action_monitor_rate of control time;
+- a cancel holds the measured position (the active law: gravity-compensated) and ends CANCELED;
+- a new goal, or a trajectory on ~/joint_trajectory, ends the running goal CANCELED with
+  INVALID_GOAL "Current goal cancelled due to new incoming action." (JTC's result);
+- a trajectory dropped under the goal (stale joint states, a new robot model) aborts it with
+  INVALID_GOAL and the reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.clock import Clock, ClockType
+from rclpy.task import Future
+
+from rbd_control.control import tolerances as tol
+from rbd_control.control.trajectory import InvalidJointsError, OldTrajectoryError, TrajectoryError
+from rbd_control.ros.conversions import float_array, seconds, trajectory_from_msg
+
+try:
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTrajectoryControllerState
+except ImportError as error:          # a ROS install without control_msgs, or a bare venv
+    FollowJointTrajectory = JointTrajectoryControllerState = None
+    MISSING = str(error)
+else:
+    MISSING = ''
+
+PREEMPTED = 'Current goal cancelled due to new incoming action.'
+PREEMPTED_BY_TOPIC = 'Current goal cancelled due to a new trajectory on ~/joint_trajectory.'
+
+
+@dataclass
+class Settings:
+    """What the action reads from the node's parameters."""
+
+    action_monitor_rate: float = 20.0          # Hz, feedback
+    state_publish_rate: float = 50.0           # Hz, ~/controller_state
+    goal_time: float = 0.0                     # constraints.goal_time
+    stopped_velocity_tolerance: float = tol.DEFAULT_STOPPED_VELOCITY
+    trajectory: dict = field(default_factory=dict)   # constraints.<joint>.trajectory
+    goal: dict = field(default_factory=dict)         # constraints.<joint>.goal
+
+
+def attach(node, controller: Callable, control_time: Callable, settings: Callable[[], Settings]):
+    """The action and state publisher on `node`, or None (one log line) without control_msgs.
+
+    controller(): the node's current Controller or None; control_time(): the node's control
+    time in seconds; settings(): the current Settings."""
+    if FollowJointTrajectory is None:
+        node.get_logger().info(
+            f'~/follow_joint_trajectory and ~/controller_state are off: control_msgs is not '
+            f'importable ({MISSING}); scripts/build_interfaces.sh builds it into a pip venv')
+        return None
+    return TrajectoryAction(node, controller, control_time, settings)
+
+
+@dataclass
+class _Goal:
+    handle: object
+    done: Future
+    tolerances: tol.SegmentTolerances
+    end_time: float
+    joints: tuple
+    first_sample: bool = True
+    next_feedback: float = -np.inf
+
+
+class TrajectoryAction:
+
+    def __init__(self, node, controller, control_time, settings):
+        self._node = node
+        self._controller = controller
+        self._now = control_time
+        self._settings = settings
+        self._goal: Optional[_Goal] = None
+        self._next_state = -np.inf
+        self._state_msg = JointTrajectoryControllerState()
+        self._state_pub = node.create_publisher(JointTrajectoryControllerState, '~/controller_state', 10)
+        self._server = ActionServer(
+            node, FollowJointTrajectory, '~/follow_joint_trajectory',
+            execute_callback=self._execute, goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            cancel_callback=self._on_cancel)
+        # finishes cancels and notices a dropped trajectory also while no state arrives
+        self._monitor = node.create_timer(
+            1.0 / settings().action_monitor_rate, self._on_monitor,
+            clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    # ---------------------------------------------------------------- goals
+
+    async def _execute(self, handle):
+        request = handle.request
+        controller = self._controller()
+        now = self._now()
+        try:
+            if controller is None:
+                raise TrajectoryError('no robot model yet')
+            if len(request.multi_dof_trajectory.joint_names):
+                raise TrajectoryError('multi_dof_trajectory is not supported')
+            tolerances = self._tolerances(request, controller.joint_names)
+            controller.set_trajectory(trajectory_from_msg(request.trajectory, now), now)
+        except (TrajectoryError, tol.ToleranceError) as error:
+            return self._refuse(handle, error)
+        self._node.get_logger().info('Accepted new action goal')
+        self._preempt(PREEMPTED)
+        done = Future()
+        self._goal = _Goal(handle, done, tolerances, controller.trajectory_end_time,
+                           tuple(controller.joint_names))
+        return await done
+
+    def _tolerances(self, request, joints):
+        settings = self._settings()
+        defaults = tol.default_tolerances(
+            joints, trajectory=settings.trajectory, goal=settings.goal,
+            stopped_velocity_tolerance=settings.stopped_velocity_tolerance,
+            goal_time=settings.goal_time)
+        return tol.tolerances_from_goal(
+            defaults, joints,
+            [_joint_tolerance(t) for t in request.path_tolerance],
+            [_joint_tolerance(t) for t in request.goal_tolerance],
+            seconds(request.goal_time_tolerance))
+
+    def _refuse(self, handle, error):
+        Result = FollowJointTrajectory.Result
+        code = (Result.INVALID_JOINTS if isinstance(error, InvalidJointsError) else
+                Result.OLD_HEADER_TIMESTAMP if isinstance(error, OldTrajectoryError) else
+                Result.INVALID_GOAL)
+        self._node.get_logger().warning(f'action goal refused: {error}')
+        handle.abort()
+        return Result(error_code=code, error_string=str(error))
+
+    def _on_cancel(self, handle):
+        self._node.get_logger().info('Got request to cancel goal')
+        goal = self._goal
+        if goal is not None and goal.handle == handle:
+            self._hold()
+        return CancelResponse.ACCEPT
+
+    def on_topic_trajectory(self):
+        """A trajectory arrived on ~/joint_trajectory and replaced the goal's."""
+        self._preempt(PREEMPTED_BY_TOPIC)
+
+    def _preempt(self, reason):
+        goal, self._goal = self._goal, None
+        if goal is None:
+            return
+        self._node.get_logger().info(reason)
+        try:
+            # rclpy offers no public server-side preemption: move the goal to CANCELING as
+            # a client's cancel request would, then to CANCELED (JTC's status for it)
+            goal.handle._update_state(_cancel_event())
+            goal.handle.canceled()
+        except Exception:           # the transition refused (already canceling): abort
+            if goal.handle.is_active:
+                goal.handle.abort()
+        self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason)
+
+    def _finish(self, goal, code, text, *, status=None):
+        """Complete `goal` with a result; `status` (succeed / abort / canceled) sets its state."""
+        if status is not None and goal.handle.is_active:
+            status(goal.handle)
+        if self._goal is goal:
+            self._goal = None
+        if not goal.done.done():
+            goal.done.set_result(FollowJointTrajectory.Result(error_code=code, error_string=text))
+
+    # ---------------------------------------------------------------- per state
+
+    def on_command(self, now, command, stamp):
+        """After each answered joint state: tolerances, feedback, controller state."""
+        goal = self._goal
+        if goal is not None and not self._ended_without_states(goal):
+            self._monitor_goal(goal, now, command, stamp)
+        if now >= self._next_state:
+            self._next_state = now + 1.0 / self._settings().state_publish_rate
+            self._publish_state(command, stamp)
+
+    def _monitor_goal(self, goal, now, command, stamp):
+        error_qd = command.desired_qd - command.actual_qd
+        verdict = tol.check(goal.tolerances, now, goal.end_time, command.error, error_qd,
+                            goal.joints, first_sample=goal.first_sample)
+        goal.first_sample = False
+        if now >= goal.next_feedback or verdict.done:
+            goal.next_feedback = now + 1.0 / self._settings().action_monitor_rate
+            goal.handle.publish_feedback(self._feedback(command, stamp))
+        Result = FollowJointTrajectory.Result
+        if verdict.status == tol.SUCCEEDED:
+            self._node.get_logger().info('Goal reached, success!')
+            self._finish(goal, Result.SUCCESSFUL, verdict.message, status=_succeed)
+        elif verdict.done:
+            self._node.get_logger().warning(verdict.message)
+            self._hold()
+            code = (Result.PATH_TOLERANCE_VIOLATED if verdict.status == tol.PATH_VIOLATED
+                    else Result.GOAL_TOLERANCE_VIOLATED)
+            self._finish(goal, code, verdict.message, status=_abort)
+
+    def _on_monitor(self):
+        if self._goal is not None:
+            self._ended_without_states(self._goal)
+
+    def _ended_without_states(self, goal):
+        """Finish a goal that was canceled or whose trajectory the controller dropped; True
+        if it is over. (A trajectory moved onto a restarted clock goes on.)"""
+        if goal.handle.is_cancel_requested:
+            self._node.get_logger().info(
+                'Canceling active action goal because cancel callback received.')
+            self._finish(goal, FollowJointTrajectory.Result.SUCCESSFUL, '', status=_canceled)
+            return True
+        controller = self._controller()
+        end_time = None if controller is None else controller.trajectory_end_time
+        if end_time is None:
+            reason = 'trajectory dropped under the goal: joint states stale or a new robot model'
+            self._node.get_logger().warning(reason)
+            self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status=_abort)
+            return True
+        goal.end_time = end_time
+        return False
+
+    def _hold(self):
+        controller = self._controller()
+        if controller is not None:
+            controller.hold(self._now())
+
+    # ---------------------------------------------------------------- messages
+
+    def _feedback(self, command, stamp):
+        feedback = FollowJointTrajectory.Feedback()
+        feedback.header.stamp = stamp
+        feedback.joint_names = list(command.joint_names)
+        _point(feedback.desired, command.desired_q, command.desired_qd, command.desired_qdd)
+        _point(feedback.actual, command.actual_q, command.actual_qd)
+        _point(feedback.error, command.error, command.desired_qd - command.actual_qd)
+        return feedback
+
+    def _publish_state(self, command, stamp):
+        msg = self._state_msg
+        msg.header.stamp = stamp
+        if tuple(msg.joint_names) != tuple(command.joint_names):
+            msg.joint_names = list(command.joint_names)
+        _point(msg.reference, command.desired_q, command.desired_qd, command.desired_qdd)
+        _point(msg.feedback, command.actual_q, command.actual_qd)
+        _point(msg.error, command.error, command.desired_qd - command.actual_qd)
+        msg.output.effort = float_array(command.tau)
+        msg.speed_scaling_factor = 1.0
+        self._state_pub.publish(msg)
+
+    def destroy(self):
+        self._preempt('controller shutting down')
+        self._server.destroy()
+
+
+def _point(point, positions, velocities, accelerations=()):
+    point.positions = float_array(positions)
+    point.velocities = float_array(velocities)
+    point.accelerations = float_array(accelerations)
+
+
+def _joint_tolerance(msg):
+    return tol.JointTolerance(msg.name, msg.position, msg.velocity, msg.acceleration)
+
+
+def _cancel_event():
+    from rclpy.action.server import GoalEvent
+    return GoalEvent.CANCEL_GOAL
+
+
+def _succeed(handle):
+    handle.succeed()
+
+
+def _abort(handle):
+    handle.abort()
+
+
+def _canceled(handle):
+    handle.canceled()
