@@ -9,6 +9,9 @@ Topics
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
+  action ~/follow_joint_trajectory  control_msgs/action/FollowJointTrajectory, and
+  out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
+                                 (trajectory_action.py; off without control_msgs)
   out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
@@ -47,6 +50,7 @@ from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS, ROBOT_DESCRIPTION_QOS
+from rbd_control.ros import trajectory_action
 from rbd_control.ros.tuning import TuningPublisher
 
 TABLE = CONTROLLER_PARAMETERS
@@ -84,6 +88,9 @@ class ControllerNode(Node):
         self._command_pub = self.create_publisher(
             Float64MultiArray, self._value('command_topic'), COMMAND_QOS)
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
+        # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
+        self._action = trajectory_action.attach(
+            self, lambda: self._controller, self._control_time, self._value)
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -167,7 +174,8 @@ class ControllerNode(Node):
             mode=value_('mode'), joints=list(explicit) or None,
             **self._gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
-            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'))
+            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
+            allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'))
 
     def _gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -292,8 +300,12 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if self._publish_command(command) and self._tuning is not None:
+        if not self._publish_command(command):
+            return
+        if self._tuning is not None:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
+        if self._action is not None:
+            self._action.on_command(now, command, msg.header.stamp)
 
     def _on_watchdog(self):
         if self._controller is None or not self._state_seen:
@@ -316,8 +328,12 @@ class ControllerNode(Node):
             self._controller.set_trajectory(trajectory_from_msg(msg, now), now)
         except TrajectoryError as error:
             self.get_logger().warning(f'trajectory rejected: {error}')
+            return
         except Exception as error:
             self.get_logger().error(f'trajectory rejected: {type(error).__name__}: {error}')
+            return
+        if self._action is not None:
+            self._action.on_topic_trajectory()
 
     def _publish_command(self, command):
         """Publish command.tau unless it is unfit to reach a motor. True when published."""

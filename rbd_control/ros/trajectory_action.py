@@ -25,7 +25,7 @@ Behaviour (JTC jazzy, see README for the deviations):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -50,29 +50,18 @@ PREEMPTED = 'Current goal cancelled due to new incoming action.'
 PREEMPTED_BY_TOPIC = 'Current goal cancelled due to a new trajectory on ~/joint_trajectory.'
 
 
-@dataclass
-class Settings:
-    """What the action reads from the node's parameters."""
-
-    action_monitor_rate: float = 20.0          # Hz, feedback
-    state_publish_rate: float = 50.0           # Hz, ~/controller_state
-    goal_time: float = 0.0                     # constraints.goal_time
-    stopped_velocity_tolerance: float = tol.DEFAULT_STOPPED_VELOCITY
-    trajectory: dict = field(default_factory=dict)   # constraints.<joint>.trajectory
-    goal: dict = field(default_factory=dict)         # constraints.<joint>.goal
-
-
-def attach(node, controller: Callable, control_time: Callable, settings: Callable[[], Settings]):
+def attach(node, controller: Callable, control_time: Callable, parameter: Callable):
     """The action and state publisher on `node`, or None (one log line) without control_msgs.
 
     controller(): the node's current Controller or None; control_time(): the node's control
-    time in seconds; settings(): the current Settings."""
+    time in seconds; parameter(name): a parameter's current value (action_monitor_rate,
+    state_publish_rate, constraints.*: entries of the node's parameter table)."""
     if FollowJointTrajectory is None:
         node.get_logger().info(
             f'~/follow_joint_trajectory and ~/controller_state are off: control_msgs is not '
             f'importable ({MISSING}); scripts/build_interfaces.sh builds it into a pip venv')
         return None
-    return TrajectoryAction(node, controller, control_time, settings)
+    return TrajectoryAction(node, controller, control_time, parameter)
 
 
 @dataclass
@@ -88,11 +77,13 @@ class _Goal:
 
 class TrajectoryAction:
 
-    def __init__(self, node, controller, control_time, settings):
+    def __init__(self, node, controller, control_time, parameter):
         self._node = node
         self._controller = controller
         self._now = control_time
-        self._settings = settings
+        self._parameter = parameter
+        self._feedback_period = 1.0 / parameter('action_monitor_rate')
+        self._state_period = 1.0 / parameter('state_publish_rate')
         self._goal: Optional[_Goal] = None
         self._next_state = -np.inf
         self._state_msg = JointTrajectoryControllerState()
@@ -103,7 +94,7 @@ class TrajectoryAction:
             cancel_callback=self._on_cancel)
         # finishes cancels and notices a dropped trajectory also while no state arrives
         self._monitor = node.create_timer(
-            1.0 / settings().action_monitor_rate, self._on_monitor,
+            self._feedback_period, self._on_monitor,
             clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     # ---------------------------------------------------------------- goals
@@ -129,11 +120,14 @@ class TrajectoryAction:
         return await done
 
     def _tolerances(self, request, joints):
-        settings = self._settings()
+        """The goal's tolerances over the constraints.* parameters' (read now, as JTC does)."""
+        value = self._parameter
         defaults = tol.default_tolerances(
-            joints, trajectory=settings.trajectory, goal=settings.goal,
-            stopped_velocity_tolerance=settings.stopped_velocity_tolerance,
-            goal_time=settings.goal_time)
+            joints,
+            trajectory={j: value(f'constraints.{j}.trajectory') or 0.0 for j in joints},
+            goal={j: value(f'constraints.{j}.goal') or 0.0 for j in joints},
+            stopped_velocity_tolerance=value('constraints.stopped_velocity_tolerance'),
+            goal_time=value('constraints.goal_time'))
         return tol.tolerances_from_goal(
             defaults, joints,
             [_joint_tolerance(t) for t in request.path_tolerance],
@@ -192,7 +186,7 @@ class TrajectoryAction:
         if goal is not None and not self._ended_without_states(goal):
             self._monitor_goal(goal, now, command, stamp)
         if now >= self._next_state:
-            self._next_state = now + 1.0 / self._settings().state_publish_rate
+            self._next_state = now + self._state_period
             self._publish_state(command, stamp)
 
     def _monitor_goal(self, goal, now, command, stamp):
@@ -201,7 +195,7 @@ class TrajectoryAction:
                             goal.joints, first_sample=goal.first_sample)
         goal.first_sample = False
         if now >= goal.next_feedback or verdict.done:
-            goal.next_feedback = now + 1.0 / self._settings().action_monitor_rate
+            goal.next_feedback = now + self._feedback_period
             goal.handle.publish_feedback(self._feedback(command, stamp))
         Result = FollowJointTrajectory.Result
         if verdict.status == tol.SUCCEEDED:
