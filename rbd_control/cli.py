@@ -10,10 +10,12 @@ on-disk cache. So this module looks at that cache before importing them.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 HELP_FLAGS = ("-h", "--help")
@@ -46,6 +48,18 @@ def announce_compile(program: str) -> None:
               file=sys.stderr, flush=True)
 
 
+def parameter_table(module: str, name: str):
+    """`name` from the parameter module `module` without running rbd_control.control's
+    __init__, which imports the controller and so compiles the kernels (20-60 s for --help).
+    Only for --help: the process exits right after."""
+    control = importlib.util.find_spec("rbd_control.control")
+    if "rbd_control.control" not in sys.modules:
+        package = types.ModuleType("rbd_control.control")
+        package.__path__ = list(control.submodule_search_locations)
+        sys.modules["rbd_control.control"] = package
+    return getattr(importlib.import_module(module), name)
+
+
 def help_text(program: str, summary: str, table) -> str:
     """Usage and one entry per parameter of `table` (a ParameterTable)."""
     lines = [f"usage: {program} [--ros-args -p NAME:=VALUE ... | --params-file FILE]", "",
@@ -61,11 +75,10 @@ def help_text(program: str, summary: str, table) -> str:
 
 def controller() -> int:
     if wants_help(sys.argv[1:]):
-        from rbd_control.control.parameters import CONTROLLER_PARAMETERS
         sys.stdout.write(help_text(
             "rbd_controller", "Model-based joint torque controller for a URDF arm: joint_states "
             "in, effort commands out; ~/joint_trajectory, ~/follow_joint_trajectory.",
-            CONTROLLER_PARAMETERS))
+            parameter_table("rbd_control.control.parameters", "CONTROLLER_PARAMETERS")))
         return 0
     announce_compile("rbd_controller")
     from rbd_control.ros.controller_node import main
@@ -74,10 +87,10 @@ def controller() -> int:
 
 def simulator() -> int:
     if wants_help(sys.argv[1:]):
-        from rbd_control.sim.parameters import SIM_PARAMETERS
         sys.stdout.write(help_text(
             "rbd_mujoco_sim", "MuJoCo simulator of a URDF arm: effort commands in, "
-            "joint_states and /clock out.", SIM_PARAMETERS))
+            "joint_states and /clock out.",
+            parameter_table("rbd_control.sim.parameters", "SIM_PARAMETERS")))
         return 0
     from rbd_control.sim.ros_node import main
     return main()

@@ -127,6 +127,12 @@ def test_colcon_build_install_tree_and_its_controller_answers_a_joint_state(
         env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
     assert where == [str(site / 'rbd_control' / '__init__.py'), str(install / 'share' / 'rbd_control')]
 
+    for name, expected in (('rbd_controller', 'constraints.<joint>.goal'),
+                           ('rbd_mujoco_sim', 'lockstep')):
+        shown = subprocess.run([str(install / 'lib/rbd_control' / name), '--help'], env=env,
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert shown.returncode == 0 and expected in shown.stdout, shown.stdout + shown.stderr
+
     urdf = (install / 'share/rbd_control/urdf/rbd_arm.urdf').read_text()
     params = tmp_path / 'params.yaml'
     params.write_text(yaml.safe_dump({'rbd_controller': {'ros__parameters': {
@@ -150,6 +156,9 @@ def test_colcon_build_install_tree_and_its_controller_answers_a_joint_state(
             ros_node.spin_for(0.2)
         assert len(commands[0].data) == len(names) and finite(commands[0].data)
         assert any(abs(v) > 1e-3 for v in commands[0].data), 'no gravity torque in the answer'
+        # a fresh install compiles the kernels on its first start, and says so once
+        assert log_path.read_text().count('compiling the dynamics kernels') == 1, \
+            log_path.read_text()
     finally:
         process.send_signal(signal.SIGINT)
         try:
