@@ -73,12 +73,27 @@ def help_text(program: str, summary: str, table) -> str:
     return "\n".join(lines) + "\n"
 
 
+# program -> (what it is, the module and name of its parameter table)
+PROGRAMS = {
+    "rbd_controller": ("Model-based joint torque controller for a URDF arm: joint_states in, "
+                       "effort commands out; ~/joint_trajectory, ~/follow_joint_trajectory.",
+                       "rbd_control.control.parameters", "CONTROLLER_PARAMETERS"),
+    "rbd_mujoco_sim": ("MuJoCo simulator of a URDF arm: effort commands in, joint_states and "
+                       "/clock out.", "rbd_control.sim.parameters", "SIM_PARAMETERS"),
+}
+
+
+def answered_help(program: str) -> bool:
+    """Print `program`'s help when asked for it; True if it was."""
+    if not wants_help(sys.argv[1:]):
+        return False
+    summary, module, name = PROGRAMS[program]
+    sys.stdout.write(help_text(program, summary, parameter_table(module, name)))
+    return True
+
+
 def controller() -> int:
-    if wants_help(sys.argv[1:]):
-        sys.stdout.write(help_text(
-            "rbd_controller", "Model-based joint torque controller for a URDF arm: joint_states "
-            "in, effort commands out; ~/joint_trajectory, ~/follow_joint_trajectory.",
-            parameter_table("rbd_control.control.parameters", "CONTROLLER_PARAMETERS")))
+    if answered_help("rbd_controller"):
         return 0
     announce_compile("rbd_controller")
     from rbd_control.ros.controller_node import main
@@ -86,11 +101,7 @@ def controller() -> int:
 
 
 def simulator() -> int:
-    if wants_help(sys.argv[1:]):
-        sys.stdout.write(help_text(
-            "rbd_mujoco_sim", "MuJoCo simulator of a URDF arm: effort commands in, "
-            "joint_states and /clock out.",
-            parameter_table("rbd_control.sim.parameters", "SIM_PARAMETERS")))
+    if answered_help("rbd_mujoco_sim"):
         return 0
     from rbd_control.sim.ros_node import main
     return main()
