@@ -65,6 +65,13 @@ class Controller:
         return None if end == -math.inf else end
 
     @property
+    def trajectory_generation(self) -> int:
+        """Changes whenever the motion is replaced (a new trajectory, a hold, a watchdog trip,
+        a new model), not when it moves onto a restarted clock: lets a caller tell whether
+        the trajectory it set is still the one running."""
+        return self._plan.generation
+
+    @property
     def effort_limit(self) -> np.ndarray:
         """|tau| bound per joint in command order (URDF <limit effort> or the override)."""
         return self._plan_model.effort_limit

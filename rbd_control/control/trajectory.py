@@ -25,6 +25,7 @@ Semantics (JTC's, plus one deliberate improvement):
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -413,6 +414,7 @@ class TrajectoryPlan:
         self.n = n_joints
         # (polynomial, joint indices, scratch rows for its samples) per layer
         self._layers: list[tuple[PiecewisePolynomial, np.ndarray, np.ndarray]] = []
+        self.generation = next(_GENERATIONS)  # changes with every new motion (hold / replace)
         self._q = np.zeros(n_joints)
         self._qd = np.zeros(n_joints)
         self._qdd = np.zeros(n_joints)
@@ -431,6 +433,7 @@ class TrajectoryPlan:
     def hold(self, positions, time=0.0):
         """Hold all joints at `positions` (a new plan)."""
         self._layers = [_layer(PiecewisePolynomial.hold(positions, time), np.arange(self.n))]
+        self.generation = next(_GENERATIONS)
 
     def shift_time(self, delta: float):
         """Move every layer by `delta` seconds: the clock restarted, the motion goes on."""
@@ -450,6 +453,7 @@ class TrajectoryPlan:
                 kept.append(_layer(_select_joints(old, keep), old_index[keep]))
         kept.append(_layer(piece, np.asarray(index, dtype=int)))
         self._layers = kept
+        self.generation = next(_GENERATIONS)
 
     def sample(self, t):
         """Return (q, qd, qdd, effort) views valid until the next call."""
@@ -460,6 +464,10 @@ class TrajectoryPlan:
             self._qdd[index] = qdd
             self._effort[index] = eff
         return self._q, self._qd, self._qdd, self._effort
+
+
+# one sequence for all plans: a new plan never reuses a generation an old one had
+_GENERATIONS = itertools.count()
 
 
 def _layer(piece, index):

@@ -34,6 +34,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.task import Future
 
 from rbd_control.control import tolerances as tol
+from rbd_control.control.parameters import TRACKING_MODES
 from rbd_control.control.trajectory import InvalidJointsError, OldTrajectoryError, TrajectoryError
 from rbd_control.ros.conversions import float_array, seconds, trajectory_from_msg
 
@@ -71,6 +72,7 @@ class _Goal:
     tolerances: tol.SegmentTolerances
     end_time: float
     joints: tuple
+    generation: int                 # the controller's trajectory_generation it runs under
     first_sample: bool = True
     next_feedback: float = -np.inf
 
@@ -112,11 +114,15 @@ class TrajectoryAction:
             controller.set_trajectory(trajectory_from_msg(request.trajectory, now), now)
         except (TrajectoryError, tol.ToleranceError) as error:
             return self._refuse(handle, error)
+        except Exception as error:     # never leave a goal without its reason
+            return self._refuse(handle, TrajectoryError(f'{type(error).__name__}: {error}'))
         self._node.get_logger().info('Accepted new action goal')
         self._preempt(PREEMPTED)
         done = Future()
-        self._goal = _Goal(handle, done, tolerances, controller.trajectory_end_time,
-                           tuple(controller.joint_names))
+        # a single point at time 0 is over at once: its goal check starts now
+        end_time = controller.trajectory_end_time
+        self._goal = _Goal(handle, done, tolerances, now if end_time is None else end_time,
+                           tuple(controller.joint_names), controller.trajectory_generation)
         return await done
 
     def _tolerances(self, request, joints):
@@ -183,7 +189,11 @@ class TrajectoryAction:
     def on_command(self, now, command, stamp):
         """After each answered joint state: tolerances, feedback, controller state."""
         goal = self._goal
-        if goal is not None and not self._ended_without_states(goal):
+        if goal is not None and command.mode not in TRACKING_MODES:
+            reason = f'mode switched to {command.mode}: the trajectory is not followed'
+            self._node.get_logger().warning(reason)
+            self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status=_abort)
+        elif goal is not None and not self._ended_without_states(goal):
             self._monitor_goal(goal, now, command, stamp)
         if now >= self._next_state:
             self._next_state = now + self._state_period
@@ -221,13 +231,14 @@ class TrajectoryAction:
             self._finish(goal, FollowJointTrajectory.Result.SUCCESSFUL, '', status=_canceled)
             return True
         controller = self._controller()
-        end_time = None if controller is None else controller.trajectory_end_time
-        if end_time is None:
+        if controller is None or controller.trajectory_generation != goal.generation:
             reason = 'trajectory dropped under the goal: joint states stale or a new robot model'
             self._node.get_logger().warning(reason)
             self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status=_abort)
             return True
-        goal.end_time = end_time
+        end_time = controller.trajectory_end_time
+        if end_time is not None:
+            goal.end_time = end_time    # moved if the clock restarted
         return False
 
     def _hold(self):

@@ -280,3 +280,19 @@ def test_a_restarted_clock_carries_the_trajectory_over(controller, arm_model):
     np.testing.assert_allclose(after.desired_qd, before.desired_qd, atol=1e-12)
     assert controller.ignored_old_states == 0
     assert controller.trajectory_end_time == pytest.approx(0.5)
+
+
+def test_the_trajectory_generation_tells_a_replaced_motion_from_a_moved_clock(controller, arm_model):
+    names = list(arm_model.joint_names)
+    seen = [controller.trajectory_generation]
+    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
+    seen.append(controller.trajectory_generation)
+    step_to(controller, arm_model, 0.01, 0.5)
+    assert controller.trajectory_generation == seen[-1]          # following it changes nothing
+    controller.update(0.0, names, np.zeros(6), np.zeros(6))      # clock restart: same motion
+    assert controller.trajectory_generation == seen[-1]
+    controller.hold(0.01)
+    seen.append(controller.trajectory_generation)
+    controller.check_watchdog(5.0)                               # stale: the safe action
+    seen.append(controller.trajectory_generation)
+    assert len(set(seen)) == len(seen)
