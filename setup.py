@@ -44,8 +44,8 @@ setup(
     entry_points={
         'console_scripts': [
             # through rbd_control.cli: --help without starting, a notice before compiling
-            'rbd_controller = rbd_control.cli:controller',
-            'rbd_mujoco_sim = rbd_control.cli:simulator',
+            'rbd_controller = rbd_control.cli.controller:main',
+            'rbd_mujoco_sim = rbd_control.cli.simulator:main',
             'rbd_bringup = rbd_control.bringup:main',
         ],
     },

@@ -1,5 +1,5 @@
-"""The console scripts' front door: `--help` without starting anything, and one log line when a
-start has to compile the dynamics kernels first.
+"""The console scripts' front door (rbd_control.cli.controller / .simulator: main): `--help`
+without starting anything, and one log line when a start has to compile the kernels first.
 
     rbd_controller --help        the node's parameters (from its parameter table), then exit
     rbd_mujoco_sim --help
@@ -90,18 +90,3 @@ def answered_help(program: str) -> bool:
     summary, module, name = PROGRAMS[program]
     sys.stdout.write(help_text(program, summary, parameter_table(module, name)))
     return True
-
-
-def controller() -> int:
-    if answered_help("rbd_controller"):
-        return 0
-    announce_compile("rbd_controller")
-    from rbd_control.ros.controller_node import main
-    return main()
-
-
-def simulator() -> int:
-    if answered_help("rbd_mujoco_sim"):
-        return 0
-    from rbd_control.sim.ros_node import main
-    return main()
