@@ -269,10 +269,6 @@ class TrajectoryAction:
         msg.speed_scaling_factor = 1.0
         self._state_pub.publish(msg)
 
-    def destroy(self):
-        self._preempt('controller shutting down')
-        self._server.destroy()
-
 
 def _point(point, positions, velocities, accelerations=()):
     point.positions = float_array(positions)
