@@ -49,14 +49,14 @@ def announce_compile(program: str) -> None:
 
 
 def parameter_table(module: str, name: str):
-    """`name` from the parameter module `module` without running rbd_control.control's
-    __init__, which imports the controller and so compiles the kernels (20-60 s for --help).
-    Only for --help: the process exits right after."""
-    control = importlib.util.find_spec("rbd_control.control")
-    if "rbd_control.control" not in sys.modules:
-        package = types.ModuleType("rbd_control.control")
-        package.__path__ = list(control.submodule_search_locations)
-        sys.modules["rbd_control.control"] = package
+    """`name` from the parameter module `module` without running its packages' __init__
+    (rbd_control.control's and rbd_control.sim's import the dynamics and so compile the
+    kernels: 20-60 s for --help). Only for --help: the process exits right after."""
+    for package in ("rbd_control.control", "rbd_control.sim"):
+        if package not in sys.modules:
+            stub = types.ModuleType(package)
+            stub.__path__ = list(importlib.util.find_spec(package).submodule_search_locations)
+            sys.modules[package] = stub
     return getattr(importlib.import_module(module), name)
 
 
