@@ -1,4 +1,4 @@
-"""rbd_controller: --help, or the compile notice, then the node (rbd_control.ros.controller_node)."""
+"""rbd_controller: --help, or the compile notice, then the node (ros/controller_node.py)."""
 from rbd_control.cli import announce_compile, answered_help
 
 

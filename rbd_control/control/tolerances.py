@@ -147,7 +147,8 @@ def default_tolerances(joints: Sequence[str], trajectory: Optional[Mapping[str, 
         for name, value in (values or {}).items():
             if name not in index:
                 raise ToleranceError(
-                    f"constraints.{name}.{kind}: {name!r} is not one of the controlled joints {joints}")
+                    f"constraints.{name}.{kind}: {name!r} is not one of the controlled "
+                    f"joints {joints}")
             target.position[index[name]] = _non_negative(value, f"constraints.{name}.{kind}")
     return tolerances
 
@@ -166,7 +167,8 @@ def resolve_tolerance(default: float, requested: float, what: str) -> float:
     if abs(requested - ERASE) < np.finfo(np.float32).eps:
         return 0.0
     if requested < 0.0:
-        raise ToleranceError(f"{what} is {requested}: only > 0, 0 (default) or -1 (no limit) are allowed")
+        raise ToleranceError(
+            f"{what} is {requested}: only > 0, 0 (default) or -1 (no limit) are allowed")
     return default
 
 
@@ -177,7 +179,8 @@ def tolerances_from_goal(defaults: SegmentTolerances, joints: Sequence[str],
     """The defaults overridden by a FollowJointTrajectory goal's tolerances."""
     index = {name: i for i, name in enumerate(joints)}
     active = defaults.copy()
-    active.goal_time = resolve_tolerance(defaults.goal_time, goal_time_tolerance, "goal_time_tolerance")
+    active.goal_time = resolve_tolerance(
+        defaults.goal_time, goal_time_tolerance, "goal_time_tolerance")
     for field, requested, target, fallback in (
             ("path_tolerance", path_tolerance, active.path, defaults.path),
             ("goal_tolerance", goal_tolerance, active.goal, defaults.goal)):

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import GoalEvent
 from rclpy.clock import Clock, ClockType
 from rclpy.task import Future
 
@@ -89,7 +90,8 @@ class TrajectoryAction:
         self._goal: Optional[_Goal] = None
         self._next_state = -np.inf
         self._state_msg = JointTrajectoryControllerState()
-        self._state_pub = node.create_publisher(JointTrajectoryControllerState, '~/controller_state', 10)
+        self._state_pub = node.create_publisher(
+            JointTrajectoryControllerState, '~/controller_state', 10)
         self._server = ActionServer(
             node, FollowJointTrajectory, '~/follow_joint_trajectory',
             execute_callback=self._execute, goal_callback=lambda _goal: GoalResponse.ACCEPT,
@@ -168,7 +170,7 @@ class TrajectoryAction:
         try:
             # rclpy offers no public server-side preemption: move the goal to CANCELING as
             # a client's cancel request would, then to CANCELED (JTC's status for it)
-            goal.handle._update_state(_cancel_event())
+            goal.handle._update_state(GoalEvent.CANCEL_GOAL)
             goal.handle.canceled()
         except Exception:           # the transition refused (already canceling): abort
             if goal.handle.is_active:
@@ -176,9 +178,10 @@ class TrajectoryAction:
         self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason)
 
     def _finish(self, goal, code, text, *, status=None):
-        """Complete `goal` with a result; `status` (succeed / abort / canceled) sets its state."""
+        """Complete `goal` with a result; `status` ('succeed', 'abort', 'canceled': the goal
+        handle's method) sets its state."""
         if status is not None and goal.handle.is_active:
-            status(goal.handle)
+            getattr(goal.handle, status)()
         if self._goal is goal:
             self._goal = None
         if not goal.done.done():
@@ -192,7 +195,7 @@ class TrajectoryAction:
         if goal is not None and command.mode not in TRACKING_MODES:
             reason = f'mode switched to {command.mode}: the trajectory is not followed'
             self._node.get_logger().warning(reason)
-            self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status=_abort)
+            self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
         elif goal is not None and not self._ended_without_states(goal):
             self._monitor_goal(goal, now, command, stamp)
         if now >= self._next_state:
@@ -210,13 +213,13 @@ class TrajectoryAction:
         Result = FollowJointTrajectory.Result
         if verdict.status == tol.SUCCEEDED:
             self._node.get_logger().info('Goal reached, success!')
-            self._finish(goal, Result.SUCCESSFUL, verdict.message, status=_succeed)
+            self._finish(goal, Result.SUCCESSFUL, verdict.message, status='succeed')
         elif verdict.done:
             self._node.get_logger().warning(verdict.message)
             self._hold()
             code = (Result.PATH_TOLERANCE_VIOLATED if verdict.status == tol.PATH_VIOLATED
                     else Result.GOAL_TOLERANCE_VIOLATED)
-            self._finish(goal, code, verdict.message, status=_abort)
+            self._finish(goal, code, verdict.message, status='abort')
 
     def _on_monitor(self):
         if self._goal is not None:
@@ -228,13 +231,13 @@ class TrajectoryAction:
         if goal.handle.is_cancel_requested:
             self._node.get_logger().info(
                 'Canceling active action goal because cancel callback received.')
-            self._finish(goal, FollowJointTrajectory.Result.SUCCESSFUL, '', status=_canceled)
+            self._finish(goal, FollowJointTrajectory.Result.SUCCESSFUL, '', status='canceled')
             return True
         controller = self._controller()
         if controller is None or controller.trajectory_generation != goal.generation:
             reason = 'trajectory dropped under the goal: joint states stale or a new robot model'
             self._node.get_logger().warning(reason)
-            self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status=_abort)
+            self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
             return True
         end_time = controller.trajectory_end_time
         if end_time is not None:
@@ -279,19 +282,3 @@ def _point(point, positions, velocities, accelerations=()):
 def _joint_tolerance(msg):
     return tol.JointTolerance(msg.name, msg.position, msg.velocity, msg.acceleration)
 
-
-def _cancel_event():
-    from rclpy.action.server import GoalEvent
-    return GoalEvent.CANCEL_GOAL
-
-
-def _succeed(handle):
-    handle.succeed()
-
-
-def _abort(handle):
-    handle.abort()
-
-
-def _canceled(handle):
-    handle.canceled()
