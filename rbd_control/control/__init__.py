@@ -11,7 +11,8 @@ ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
     ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
-    fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0).
+    fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0),
+    allow_nonzero_velocity_at_trajectory_end.
 
 Controller(model, config):
     update(now, names, q, qd) -> Command        names in any order, extra joints ignored;
@@ -37,7 +38,8 @@ Errors (errors.py): every refusal is a ControlError (a dynamics RbdError) subcla
 is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryError.
 controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
 
-Modules: trajectory (sampling, JTC semantics), path_limits (the interpolated path vs the limits),
+Modules: trajectory (sampling, JTC semantics), tolerances (JTC's path / goal tolerances),
+path_limits (the interpolated path vs the limits),
 laws (the control laws), gains (defaults from the model), safety (state validation, watchdog,
 effort limits), bounds (every plausibility bound), errors, throttle, controller (ties them
 together), config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the

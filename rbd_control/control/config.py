@@ -38,6 +38,7 @@ class ControllerConfig:
     safe_action: str = _DEFAULT("safe_action")        # 'hold' (gravity at last pose) or 'zero'
     damping: GainValue = None                     # N m s/rad, gravity_compensation only; 0
     allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
+    allow_nonzero_velocity_at_trajectory_end: bool = _DEFAULT("allow_nonzero_velocity_at_trajectory_end")
     ignore_unknown_joints: bool = True            # extra names in the state are skipped
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
@@ -82,6 +83,8 @@ class Command:
     saturated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     holding: bool = False                      # no trajectory in progress
     reason: str = ""                           # why a safe command was chosen, if it was
+    actual_q: np.ndarray = field(default_factory=lambda: np.zeros(0))   # the measured state
+    actual_qd: np.ndarray = field(default_factory=lambda: np.zeros(0))  # in command order
 
     @classmethod
     def at_rest(cls, mode, joint_names, q_hold, tau, feedforward, saturated) -> "Command":

@@ -54,6 +54,7 @@ class Controller:
         self._qd = None
         self._last_update = None
         self._tripped = None             # safe action in force, or None
+        self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
         self._user_gains = {field: {} for field in ("kp", "kd", "ki", "i_clamp")}  # set_gains
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
@@ -71,6 +72,13 @@ class Controller:
         """When the current trajectory reaches its last point; None when only holding."""
         end = self._plan.end_time
         return None if end == -math.inf else end
+
+    @property
+    def trajectory_generation(self) -> int:
+        """Changes whenever the motion is replaced (a new trajectory, a hold, a watchdog trip,
+        a new model), not when it moves onto a restarted clock: lets a caller tell whether
+        the trajectory it set is still the one running."""
+        return self._plan.generation
 
     @property
     def effort_limit(self) -> np.ndarray:
@@ -173,6 +181,7 @@ class Controller:
                 allow_partial=self.config.allow_partial_joints_goal,
                 position_limits=joint_map.take(np.asarray(model.position_limits)),
                 continuous=joint_map.take(np.asarray(model.continuous, dtype=bool)),
+                allow_nonzero_end_velocity=self.config.allow_nonzero_velocity_at_trajectory_end,
             )
         except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
             raise TrajectoryError(f"malformed trajectory: {exc}") from None
@@ -213,6 +222,7 @@ class Controller:
             q_m, qd_m = self._mapper.map(names, q, qd)
         except MissingJointsError as exc:
             return self._safe_for_missing(exc)
+        self._check_time_order(now)
         self._prepare_plan(now, q_m)
         try:
             if self.mode == "gravity_compensation":
@@ -239,6 +249,20 @@ class Controller:
 
     # --- internals --------------------------------------------------------------------
 
+    def _check_time_order(self, now):
+        """A state older than the last one: out of order by up to state_timeout, it is ignored
+        (StateError, counted) and the trajectory goes on; older than that, the clock restarted
+        (a simulator reset): the plan moves onto the new clock, so the motion goes on too."""
+        last = self._last_update
+        if last is None or now >= last:
+            return
+        if last - now <= self.config.state_timeout:
+            self.ignored_old_states += 1
+            raise StateError(
+                f"state stamped {now:.6f} s is older than the last one ({last:.6f} s); ignored "
+                f"({self.ignored_old_states} so far)")
+        self._plan.shift_time(now - last)
+
     def _prepare_plan(self, now, q):
         """Before a law runs on a new state: handle a stale gap and give the plan an anchor."""
         if self._q is not None and self._tripped is None and self._watchdog.is_stale(now):
@@ -260,7 +284,7 @@ class Controller:
         ff, fb = laws.gravity_compensation(self.model, q, qd, self._map.put(self._plan_model.damping))
         n = len(self._map)
         return self._finish(ff, fb, self._map.take(q), self._map.take(qd), np.zeros(n), np.zeros(n),
-                            integrate=False, holding=True)
+                            integrate=False, holding=True, measured=(q, qd))
 
     def _track(self, now, q, qd):
         q_d, qd_d, qdd_d, effort_d = self._plan.sample(now)
@@ -279,9 +303,9 @@ class Controller:
         ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
-                            holding=self._plan_holding(now))
+                            holding=self._plan_holding(now), measured=(q, qd))
 
-    def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, now=None):
+    def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, measured, now=None):
         ff_c, fb_c = self._map.take(ff), self._map.take(fb)
         tau, saturated = self._limiter.clamp(ff_c + fb_c)
         if integrate:
@@ -289,7 +313,8 @@ class Controller:
         return Command(tau=tau, desired_q=np.array(q_d), desired_qd=np.array(qd_d),
                        desired_qdd=np.array(qdd_d), error=error, feedforward=ff_c, feedback=fb_c,
                        mode=self.mode, joint_names=self._joint_names, saturated=saturated,
-                       holding=holding)
+                       holding=holding, actual_q=self._map.take(measured[0]),
+                       actual_qd=self._map.take(measured[1]))
 
     def _integrate(self, now, error, tau, saturated):
         """Integral of the position error with two anti-windup rules: no integration while

@@ -19,6 +19,8 @@ DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
 # A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
 # core's bound (bounds.py), so every default the core derives can be shown as a parameter.
 MAX_GAIN = MAX_KP
+# A tolerance above this is a typo (rad, m, s): 0 already means "not checked".
+MAX_TOLERANCE = 1.0e6
 # Gain parameter field -> the Gains / ControllerConfig field it sets.
 GAIN_FIELDS = {"p": "kp", "d": "kd", "i": "ki", "i_clamp": "i_clamp"}
 
@@ -121,6 +123,24 @@ CONTROLLER_PARAMETERS = ParameterTable([
               check=_check_fixed_positions, constraint="'joint=finite number' entries"),
     Parameter("publish_tuning", "bool", True,
               "Publish ~/desired, ~/actual, ~/error, ~/feedforward, ~/feedback."),
+    Parameter("allow_nonzero_velocity_at_trajectory_end", "bool", False,
+              "Accept trajectories whose last point has a nonzero velocity (JTC's parameter)."),
+    Parameter("action_monitor_rate", "double", 20.0,
+              "Hz of ~/follow_joint_trajectory feedback, in control time.", **positive(1000.0)),
+    Parameter("state_publish_rate", "double", 50.0,
+              "Hz of ~/controller_state, in control time.", **positive(1000.0)),
+    Parameter("constraints.goal_time", "double", 0.0,
+              "Seconds after a goal's last point to get within its goal tolerance; 0: no limit. "
+              "Read when a goal arrives.", read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter("constraints.stopped_velocity_tolerance", "double", 0.01,
+              "Goal velocity tolerance of every joint (rad/s or m/s); 0: not checked. Read when "
+              "a goal arrives.", read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter(f"constraints.{JOINT}.trajectory", "double", 0.0,
+              "Path position tolerance of the joint while a goal runs; 0: not checked. Read "
+              "when a goal arrives.", read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter(f"constraints.{JOINT}.goal", "double", 0.0,
+              "Goal position tolerance of the joint; 0: not checked. Read when a goal arrives.",
+              read_only=False, low=0.0, high=MAX_TOLERANCE),
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),

@@ -9,6 +9,9 @@ Topics
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
+  action ~/follow_joint_trajectory  control_msgs/action/FollowJointTrajectory, and
+  out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
+                                 (trajectory_action.py; off without control_msgs)
   out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
@@ -54,6 +57,7 @@ from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
+from rbd_control.ros import trajectory_action
 from rbd_control.ros.tuning import TuningPublisher
 from rbd_control.control.description_prepass import DescriptionPrepass
 from rbd_control.ros.guarded_inputs import TOPIC_SOURCE, GuardedInputs
@@ -99,6 +103,9 @@ class ControllerNode(Node):
         self._command_pub = self.create_publisher(
             Float64MultiArray, self._value('command_topic'), COMMAND_QOS)
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
+        # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
+        self._action = trajectory_action.attach(
+            self, lambda: self._controller, self._control_time, self._value)
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -187,7 +194,8 @@ class ControllerNode(Node):
             **self._gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
-            fixed_positions=fixed_positions(value_('fixed_positions')))
+            fixed_positions=fixed_positions(value_('fixed_positions')),
+            allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'))
 
     def _gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -314,9 +322,13 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
+        if not self._publish_command(command):
+            return
         # a safe command for a state lacking commanded joints has no "actual" to show
-        if self._publish_command(command) and self._tuning is not None and not command.reason:
+        if self._tuning is not None and not command.reason:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
+        if self._action is not None:
+            self._action.on_command(now, command, msg.header.stamp)
 
     def _on_watchdog(self):
         self._watchdog_beat = time.monotonic()

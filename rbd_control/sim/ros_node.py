@@ -5,6 +5,9 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
 
     in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
     in   /robot_description            std_msgs/String, transient_local (if the parameter is empty)
+    in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
+                                       torques added to the commands (tests: a blocked arm);
+                                       an empty message removes them
     out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
@@ -70,6 +73,7 @@ class MujocoSimNode(Node):
             self.create_publisher(Float64, "~/command_latency", 100) if p("publish_latency") else None
         )
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
+        self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)
@@ -204,6 +208,18 @@ class MujocoSimNode(Node):
                 f"got {len(msg.data)}); keeping the previous one",
                 throttle_duration_sec=1.0,
             )
+
+    def _on_disturbance(self, msg: JointState) -> None:
+        if self._sim is None:
+            return
+        try:
+            if len(msg.name) != len(msg.effort):
+                raise ValueError(f"{len(msg.name)} names but {len(msg.effort)} efforts")
+            self._sim.set_disturbance(dict(zip(msg.name, msg.effort)))
+        except (KeyError, ValueError) as exc:
+            self.get_logger().warn(f"joint disturbance refused: {exc}")
+            return
+        self.get_logger().info(f"joint disturbance: {dict(zip(msg.name, msg.effort))}")
 
     def _kick(self) -> None:
         """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
