@@ -9,7 +9,8 @@ Topics
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
-  out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
+  out  <command_topic>          std_msgs/Float64MultiArray, one per joint state answered
+                                 (after a stall, the newest queued one: intake.py),
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
                                  sensor_msgs/JointState in `joints` order (tuning.py)
@@ -43,6 +44,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from rbd_control.control import Controller, ControllerConfig, StateError, TrajectoryError
 from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
+from rbd_control.ros.intake import take_newest
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
@@ -50,11 +52,6 @@ from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS, ROBOT_DESCRIPTION_
 from rbd_control.ros.tuning import TuningPublisher
 
 TABLE = CONTROLLER_PARAMETERS
-# After the executor hands over one joint state, take at most this many more that are
-# already queued: under a backlog each rclpy executor round trip (rebuilding its wait
-# set) costs more than the control step, so draining the queue directly lets a busy
-# node catch up; the cap keeps the watchdog timer and parameter services responsive.
-MAX_STATES_PER_WAKEUP = 50
 # Repeated per-message warnings at 1 kHz would drown the log.
 WARN_PERIOD_S = 2.0
 PARAMETER_SOURCE = 'the robot_description parameter'
@@ -78,6 +75,7 @@ class ControllerNode(Node):
         self._state_seen = False        # the watchdog guards a stream that has started
         self._last_stamp = None         # control time of the last answered state, and the
         self._last_arrival = None       # steady time it arrived (see _control_time)
+        self.coalesced_states = 0       # queued states skipped for a newer one (intake.py)
         declare_per_joint(self, TABLE, explicit)
 
         self._command_msg = Float64MultiArray()
@@ -261,19 +259,9 @@ class ControllerNode(Node):
         return self._last_stamp + (time.monotonic() - self._last_arrival)
 
     def _on_joint_state(self, msg):
-        self._answer_joint_state(msg)
-        for _ in range(MAX_STATES_PER_WAKEUP):
-            queued = self._take_queued_joint_state()
-            if queued is None:
-                return
-            self._answer_joint_state(queued)
-
-    def _take_queued_joint_state(self):
-        """The next joint state already in the subscription's queue, or None."""
-        handle = self._joint_state_sub.handle
-        with handle:
-            taken = handle.take_message(JointState, False)
-        return None if taken is None else taken[0]
+        newest, skipped = take_newest(self._joint_state_sub, JointState, msg)
+        self.coalesced_states += skipped
+        self._answer_joint_state(newest)
 
     def _answer_joint_state(self, msg):
         if self._controller is None:
