@@ -10,11 +10,14 @@ ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 
     joints (command order; None = all model joints), kp, kd, ki, i_clamp (None = model default,
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
-    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override).
+    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
+    max_state_age [s] (older states soften the feedback, age_guard.py; 0 = off).
 
 Controller(model, config):
-    update(now, names, q, qd) -> Command        names in any order, extra joints ignored;
-                                                raises StateError(reason) for a bad state
+    update(now, names, q, qd, age=None) -> Command
+                                                names in any order, extra joints ignored;
+                                                raises StateError(reason) for a bad state;
+                                                age: the state's age, for the age guard
     set_trajectory(trajectory, now)             raises TrajectoryError(reason)
     check_watchdog(now) -> Command | None       the safe command while states are stale
     set_mode(mode, now); set_gains(kp=, kd=, ki=, i_clamp=); set_model(model); hold(now)
@@ -22,7 +25,8 @@ Controller(model, config):
 
 Command: tau (command order, finite, clamped to effort_limit * effort_scale), desired_q,
     desired_qd, desired_qdd, error (continuous joints wrapped), feedforward, feedback (unclamped
-    parts), mode ('...' or 'safe_hold' / 'safe_zero'), joint_names, saturated, holding.
+    parts), mode ('...' or 'safe_hold' / 'safe_zero'), joint_names, saturated, holding,
+    feedback_scale (< 1 while the age guard softens the gains).
 
 JointTrajectory(joint_names, points, start_time=0.0) with
 TrajectoryPoint(positions, velocities=None, accelerations=None, effort=None, time_from_start=0.0).
@@ -31,7 +35,8 @@ ModelSource(joints, gravity, build): the model's lifecycle (parse -> Candidate, 
 JointMap(names, index, size): one command <-> model order map (take / put).
 
 Modules: trajectory (sampling, JTC semantics), laws (the control laws), gains (defaults from the
-model), safety (state validation, watchdog, effort limits), controller (ties them together),
+model), safety (state validation, watchdog, effort limits), age_guard (late states), health
+(loop statistics for diagnostics), controller (ties them together),
 config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the node's
 parameters, defined once), model_source, joint_map, angles.
 """

@@ -17,7 +17,7 @@ __all__ = ["ControllerConfig", "Command", "ModelPlan"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
-_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout")
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age")
 
 
 @dataclass
@@ -40,6 +40,7 @@ class ControllerConfig:
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
     effort_limit: GainValue = None                # overrides <limit effort> per joint
+    max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -69,6 +70,7 @@ class Command:
     joint_names: tuple = ()
     saturated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     holding: bool = False                      # no trajectory in progress
+    feedback_scale: float = 1.0                # < 1 while the state-age guard softens the gains
 
     @classmethod
     def at_rest(cls, mode, joint_names, q_hold, tau, feedforward, saturated) -> "Command":
