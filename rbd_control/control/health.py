@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .parameters import CONTROLLER_PARAMETERS
 from .safety import ConfigError
 
 __all__ = ["OK", "WARN", "ERROR", "LEVEL_NAMES", "HealthThresholds", "HealthReport", "LoopHealth"]
 
 OK, WARN, ERROR = 0, 1, 2          # the values of diagnostic_msgs/DiagnosticStatus
 LEVEL_NAMES = {OK: "OK", WARN: "WARN", ERROR: "ERROR"}
+_DEFAULT = CONTROLLER_PARAMETERS.default
 # Samples kept: a second at up to 4 kHz. At higher rates the window shrinks to this many.
 RING_SIZE = 4096
 
@@ -38,10 +40,10 @@ RING_SIZE = 4096
 class HealthThresholds:
     """p99 levels in seconds beyond which the loop is reported WARN / ERROR."""
 
-    state_age_warn: float = 0.005
-    state_age_error: float = 0.020
-    compute_warn: float = 0.001      # a 1 kHz loop needs < 1 ms per state
-    compute_error: float = 0.005
+    state_age_warn: float = _DEFAULT("diagnostics.state_age_warn")
+    state_age_error: float = _DEFAULT("diagnostics.state_age_error")
+    compute_warn: float = _DEFAULT("diagnostics.compute_warn")     # 1 kHz needs < 1 ms a state
+    compute_error: float = _DEFAULT("diagnostics.compute_error")
     window: float = 1.0
 
     def check(self):

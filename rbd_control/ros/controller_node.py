@@ -14,6 +14,7 @@ Topics
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
                                  sensor_msgs/JointState in `joints` order (tuning.py)
+  out  /diagnostics             diagnostic_msgs/DiagnosticArray, loop health (diagnostics.py)
 
 Parameters: defined once in rbd_control/control/parameters.py (CONTROLLER_PARAMETERS);
 rbd_control/ros/parameters.py turns the table into declarations and descriptors. The
@@ -29,6 +30,7 @@ alike, and never on a /clock message that arrived late. Between states that time
 with the steady clock, and the watchdog runs on a steady timer: when a simulator dies, its
 /clock stops too, and a watchdog on ROS time would never fire.
 """
+import math
 import sys
 import time
 
@@ -41,10 +43,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from rbd_control.control import Controller, ControllerConfig, StateError, TrajectoryError
+from rbd_control.control import ConfigError, Controller, ControllerConfig, StateError, TrajectoryError
+from rbd_control.control.health import HealthThresholds, LoopHealth
 from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
-from rbd_control.ros.intake import take_newest
+from rbd_control.ros.diagnostics import DiagnosticsPublisher
+from rbd_control.ros.intake import state_age, take_newest
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
@@ -75,8 +79,10 @@ class ControllerNode(Node):
         self._state_seen = False        # the watchdog guards a stream that has started
         self._last_stamp = None         # control time of the last answered state, and the
         self._last_arrival = None       # steady time it arrived (see _control_time)
-        self.coalesced_states = 0       # queued states skipped for a newer one (intake.py)
+        self._model_warnings = ()       # load warnings of the model in use
+        self._guard_events = 0          # age-guard engagements already logged
         declare_per_joint(self, TABLE, explicit)
+        self._health = self._loop_health()
 
         self._command_msg = Float64MultiArray()
         self._command_pub = self.create_publisher(
@@ -97,6 +103,8 @@ class ControllerNode(Node):
             JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
+        if self._value('diagnostics_period') > 0:
+            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'))
 
     def _value(self, name):
         return value(self, name)
@@ -165,7 +173,23 @@ class ControllerNode(Node):
             mode=value_('mode'), joints=list(explicit) or None,
             **self._gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
-            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'))
+            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
+            max_state_age=value_('max_state_age'))
+
+    def _loop_health(self):
+        thresholds = HealthThresholds(**{
+            field: self._value(f'diagnostics.{field}')
+            for field in ('state_age_warn', 'state_age_error', 'compute_warn', 'compute_error')})
+        try:
+            return LoopHealth(thresholds)
+        except ConfigError as error:
+            raise ConfigurationError(f'parameter diagnostics.{error}') from None
+
+    def _loop_report(self):
+        """(HealthReport, robot name) for /diagnostics."""
+        guard = self._controller.age_guard if self._controller is not None else None
+        name = self._controller.model.name if self._controller is not None else ''
+        return self._health.report(time.monotonic(), self._model_warnings, guard), name
 
     def _gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -216,6 +240,7 @@ class ControllerNode(Node):
             for warning in candidate.urdf_model.warnings:
                 self.get_logger().warning(f'robot {candidate.model.name!r}: {warning}')
         self._source.install(candidate, gravity)
+        self._model_warnings = tuple(candidate.urdf_model.warnings)
         if isinstance(candidate.built, Controller):
             self._controller = candidate.built
         else:
@@ -260,17 +285,27 @@ class ControllerNode(Node):
 
     def _on_joint_state(self, msg):
         newest, skipped = take_newest(self._joint_state_sub, JointState, msg)
-        self.coalesced_states += skipped
+        self._health.coalesced(skipped, time.monotonic())
         self._answer_joint_state(newest)
 
     def _answer_joint_state(self, msg):
         if self._controller is None:
             return
+        started = time.perf_counter()
         names, q, qd = joint_state_arrays(msg)
-        now = seconds(msg.header.stamp) or self._now()     # an unstamped state: the node clock
+        stamp = seconds(msg.header.stamp)
+        node_now = self._now()
+        now = stamp or node_now                            # an unstamped state: the node clock
+        age = state_age(node_now, stamp)
+        if age is None and stamp:
+            self._warn(f'joint state stamped {node_now - stamp:.3g} s from this node\'s clock: '
+                       'not on the same clock (use_sim_time with a simulator?); '
+                       'max_state_age cannot be checked')
         try:
-            command = self._controller.update(now, names, q, qd if qd is not None else np.empty(0))
+            command = self._controller.update(
+                now, names, q, qd if qd is not None else np.empty(0), age=age)
         except StateError as error:
+            self._health.rejected_state()
             self._warn(f'joint state ignored: {error}')
             return
         except Exception as error:  # a control node that dies drops the arm
@@ -280,7 +315,16 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if self._publish_command(command) and self._tuning is not None:
+        if command.feedback_scale < 1.0 and self._controller.age_guard.events != self._guard_events:
+            self._guard_events = self._controller.age_guard.events
+            self.get_logger().warning(
+                f'joint state {age * 1e3:.1f} ms old (max_state_age {self._value("max_state_age") * 1e3:g} ms):'
+                ' trajectory aborted, holding with softened gains until states are fresh for 0.5 s')
+        published = self._publish_command(command)
+        self._health.record(self._last_arrival, math.nan if age is None else age,
+                            time.perf_counter() - started)
+        self._health.clamped(command.saturated, command.joint_names, self._last_arrival)
+        if published and self._tuning is not None:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
 
     def _on_watchdog(self):
@@ -293,6 +337,7 @@ class ControllerNode(Node):
                                     throttle_duration_sec=WARN_PERIOD_S)
             return
         if command is not None:
+            self._health.watchdog_tripped()
             self._publish_command(command)
 
     def _on_trajectory(self, msg):

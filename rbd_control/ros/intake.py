@@ -28,3 +28,20 @@ def take_newest(subscription, msg_type, first):
             break
         newest, skipped = taken[0], skipped + 1
     return newest, skipped
+
+
+# A stamp further than this from the node's clock is not on that clock (sim-time stamps
+# read by a node on wall time, or a driver whose clock is not synchronized).
+MAX_PLAUSIBLE_AGE = 10.0
+
+
+def state_age(now, stamp):
+    """now - stamp (seconds, >= 0), the age of a state when answered; None when the state is
+    unstamped (stamp 0) or its stamp is not on the node's clock. Slightly negative ages
+    (a /clock message not processed yet) count as 0."""
+    if not stamp:
+        return None
+    age = now - stamp
+    if not -MAX_PLAUSIBLE_AGE < age < MAX_PLAUSIBLE_AGE:
+        return None
+    return max(age, 0.0)

@@ -5,6 +5,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 ROBOT_DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # joint_states may come at 1 kHz; after a stall only the newest queued state is answered
-# (ros/intake.py), so a short queue loses nothing the controller would use.
-JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# and the others are counted as coalesced (ros/intake.py, /diagnostics). The deep queue
+# keeps that count honest through a stall of up to a second; a stale state costs only
+# its take (microseconds), not a control step.
+JOINT_STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 COMMAND_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)

@@ -46,6 +46,7 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.sim.parameters import SIM_PARAMETERS
 from rbd_control.sim.simulator import Simulator
+
 # Real-time mode never runs more than this many physics steps between two joint states.
 # When this process is starved (a busy CPU, a debugger), sim time slips instead: the steps
 # the timer missed are not made up in one batch, because a batch runs open loop on one

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -541,10 +542,19 @@ def test_a_robot_without_the_configured_joints_is_refused(spawn_node, ros_node):
 
 # ---------------------------------------------------------------------- rate
 
-def test_every_state_of_a_1khz_stream_from_another_process_is_answered(
+def coalesced_so_far(diagnostics):
+    """'states coalesced' of the newest /diagnostics message of the node."""
+    status = [s for a in diagnostics for s in a.status if s.name == f'{NODE}: control loop'][-1]
+    return int({kv.key: kv.value for kv in status.values}['states coalesced'])
+
+
+def test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced(
         spawn_node, ros_node):
+    # A node that falls behind answers the newest queued state and counts the ones it
+    # skipped (ros/intake.py): no state may go missing without being counted.
     duration = 30.0
-    rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS)
+    rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS, diagnostics_period=0.2)
+    diagnostics = ros_node.collect(DiagnosticArray, '/diagnostics', 100)
     stream = spawn_node(
         STREAM_SCRIPT, node_name='state_stream',
         args=['--rate', '1000', '--duration', str(duration), '--names', *reversed(ALL_JOINTS),
@@ -556,6 +566,7 @@ def test_every_state_of_a_1khz_stream_from_another_process_is_answered(
     ros_node.wait_for(stream_ready, 30, 'the stream to be matched')
     ros_node.spin_for(0.3)          # answers to its probes; the stream starts after 1 s
     before = len(rig.commands)
+    coalesced_before = coalesced_so_far(diagnostics)
     # keep spinning meanwhile: the commands must be taken as they come
     ros_node.wait_for(lambda: not stream.alive(), duration + 30, 'the end of the stream')
     sent = int(stream.log().split('sent ')[1].split()[0])
@@ -563,9 +574,11 @@ def test_every_state_of_a_1khz_stream_from_another_process_is_answered(
     end = time.monotonic() + 15.0
     while len(rig.commands) - before < sent and time.monotonic() < end:
         ros_node.spin_for(0.05)
-    ros_node.spin_for(0.3)
+    ros_node.spin_for(0.5)          # the next /diagnostics
     answered = len(rig.commands) - before
-    assert answered == sent, f'{sent} states, {answered} commands'
+    coalesced = coalesced_so_far(diagnostics) - coalesced_before
+    assert answered + coalesced == sent, f'{sent} states, {answered} commands, {coalesced} coalesced'
+    print(f'{answered} of {sent} answered, {coalesced} coalesced')
     assert 'joint state ignored' not in rig.process.log()
     assert all(finite(c.data) for c in rig.commands[::97])
 
