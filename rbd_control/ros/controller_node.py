@@ -283,12 +283,13 @@ class ControllerNode(Node):
             return self._now()
         return self._last_stamp + (time.monotonic() - self._last_arrival)
 
-    def _on_joint_state(self, msg):
-        newest, skipped = take_newest(self._joint_state_sub, JointState, msg)
+    def _on_joint_state(self, msg, info):
+        newest, info, skipped = take_newest(self._joint_state_sub, JointState, msg, info)
         self._health.coalesced(skipped, time.monotonic())
-        self._answer_joint_state(newest)
+        self._answer_joint_state(newest, info.get('source_timestamp', 0) * 1e-9)
 
-    def _answer_joint_state(self, msg):
+    def _answer_joint_state(self, msg, published=0.0):
+        """published: when the state was published (wall clock, s); 0 if unknown."""
         if self._controller is None:
             return
         started = time.perf_counter()
@@ -296,11 +297,10 @@ class ControllerNode(Node):
         stamp = seconds(msg.header.stamp)
         node_now = self._now()
         now = stamp or node_now                            # an unstamped state: the node clock
-        age = state_age(node_now, stamp)
-        if age is None and stamp:
+        age = state_age(node_now, stamp, time.time(), published)
+        if age is None and (stamp or published):
             self._warn(f'joint state stamped {node_now - stamp:.3g} s from this node\'s clock: '
-                       'not on the same clock (use_sim_time with a simulator?); '
-                       'max_state_age cannot be checked')
+                       'not on the same clock; max_state_age cannot be checked')
         try:
             command = self._controller.update(
                 now, names, q, qd if qd is not None else np.empty(0), age=age)
