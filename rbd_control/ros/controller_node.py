@@ -286,7 +286,10 @@ class ControllerNode(Node):
     def _on_joint_state(self, msg, info):
         newest, info, skipped = take_newest(self._joint_state_sub, JointState, msg, info)
         self._health.coalesced(skipped, time.monotonic())
-        self._answer_joint_state(newest, info.get('source_timestamp', 0) * 1e-9)
+        # On sim time only the stamps count: a lockstep simulator waits for the answer, so
+        # wall-clock latency costs it nothing (intake.state_age).
+        published = 0.0 if self.get_clock().ros_time_is_active else info.get('source_timestamp', 0) * 1e-9
+        self._answer_joint_state(newest, published)
 
     def _answer_joint_state(self, msg, published=0.0):
         """published: when the state was published (wall clock, s); 0 if unknown."""

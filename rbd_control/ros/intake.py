@@ -42,8 +42,10 @@ def state_age(now, stamp, wall_now, published):
       now - stamp          the header stamp on the node's clock: covers the driver's own
                            delay, when its stamps are on that clock (wall time on hardware);
       wall_now - published the time since it was published (the DDS source timestamp, the
-                           publisher's wall clock): all a node on sim time can measure, as
-                           its /clock comes down the same late path as the states.
+                           publisher's wall clock): what a node on wall time measures of a
+                           simulator's states (their stamps are sim time). A node on sim
+                           time passes published = 0: its /clock comes down the same path
+                           as the states, and a lockstep simulator waits for the answer.
     Either is ignored when missing (stamp 0, no timestamp) or further than MAX_PLAUSIBLE_AGE
     from zero (not the same clock); slightly negative ones count as 0."""
     ages = [age for age in ((now - stamp) if stamp else None,

@@ -58,8 +58,9 @@ def test_real_time_loop_holds_the_arm_under_load_and_across_a_simulator_restart(
     home = np.array([DEFAULT_ARM_HOME[j] for j in ARM_JOINTS])
     states = ros_node.collect(JointState, "/joint_states", 1000)
     commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 1000)
-    # on sim time, so the controller can tell the age of each state (max_state_age)
-    controller_params = controller_parameters(urdf, ARM_JOINTS, "feedforward_pd", use_sim_time=True)
+    # on wall time, as on hardware: the controller measures how late each state is from
+    # when it was published (max_state_age; its stamps are the simulator's sim time)
+    controller_params = controller_parameters(urdf, ARM_JOINTS, "feedforward_pd", use_sim_time=False)
     first, controller = start_loop(
         ros_node, spawn_node, states, sim_parameters(urdf, ARM_JOINTS, home, lockstep=False),
         controller_params)
