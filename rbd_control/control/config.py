@@ -19,7 +19,7 @@ __all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
-_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout")
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age")
 
 
 @dataclass
@@ -46,6 +46,7 @@ class ControllerConfig:
     # {joint: position} for model joints that are neither commanded nor in the joint states
     # (a locked torso joint, a gripper); the rest of those use the URDF zero. Warned once.
     fixed_positions: Optional[Mapping[str, float]] = None
+    max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -85,6 +86,7 @@ class Command:
     reason: str = ""                           # why a safe command was chosen, if it was
     actual_q: np.ndarray = field(default_factory=lambda: np.zeros(0))   # the measured state
     actual_qd: np.ndarray = field(default_factory=lambda: np.zeros(0))  # in command order
+    feedback_scale: float = 1.0                # < 1 while the state-age guard softens the gains
 
     @classmethod
     def at_rest(cls, mode, joint_names, q_hold, tau, feedforward, saturated) -> "Command":

@@ -2,6 +2,7 @@
 
     controller = Controller(model, ControllerConfig(mode="computed_torque"))
     command = controller.update(now, names, q, qd)      # every control period
+    command = controller.update(now, names, q, qd, age=age)   # with the state-age guard
     controller.set_trajectory(trajectory, now)          # on a new goal
     safe = controller.check_watchdog(now)               # every period; a Command when stale
 
@@ -18,6 +19,7 @@ import numpy as np
 from rbd_control.dynamics import RbdError, gravity
 
 from . import bounds, laws
+from .age_guard import AgeGuard
 from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
 from .errors import ControlError, MissingJointsError, brief
 from .gains import GainValue, Gains, default_gains, resolve_per_joint
@@ -49,6 +51,7 @@ class Controller:
         self.config.check()
         self.mode = self.config.mode
         self._watchdog = Watchdog(self.config.state_timeout)
+        self.age_guard = AgeGuard(self.config.max_state_age)
         self._last_state = None          # (names, q, qd) as received, for set_model
         self._q = None                   # last valid state, model order
         self._qd = None
@@ -214,8 +217,11 @@ class Controller:
 
     # --- the control loop -------------------------------------------------------------
 
-    def update(self, now: float, names: Sequence[str], q, qd) -> Command:
-        """Compute the command for a measured state. Raises StateError for a bad state."""
+    def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None) -> Command:
+        """Compute the command for a measured state. Raises StateError for a bad state.
+
+        age: how old the state is (seconds from its measurement to now), if known; beyond
+        config.max_state_age the feedback is softened (age_guard.py)."""
         if not _finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
         try:
@@ -224,6 +230,8 @@ class Controller:
             return self._safe_for_missing(exc)
         self._check_time_order(now)
         self._prepare_plan(now, q_m)
+        if age is not None and self.age_guard.observe(age, now):
+            self._hold_measured(now, q_m)   # late states cannot track a trajectory
         try:
             if self.mode == "gravity_compensation":
                 command = self._float(q_m, qd_m)
@@ -281,7 +289,8 @@ class Controller:
         self._last_update = now
 
     def _float(self, q, qd):
-        ff, fb = laws.gravity_compensation(self.model, q, qd, self._map.put(self._plan_model.damping))
+        damping = self.age_guard.scale * self._map.put(self._plan_model.damping)
+        ff, fb = laws.gravity_compensation(self.model, q, qd, damping)
         n = len(self._map)
         return self._finish(ff, fb, self._map.take(q), self._map.take(qd), np.zeros(n), np.zeros(n),
                             integrate=False, holding=True, measured=(q, qd))
@@ -293,12 +302,14 @@ class Controller:
         g = self._model_order_gains
         # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate)
         i_term = np.clip(g.ki * self._map.put(self._integral), -g.i_clamp, g.i_clamp)
+        s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
-            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, g.kp, g.kd,
+            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full,
+                                         s * s * g.kp, s * g.kd,
                                          continuous=self._continuous, i_term=i_term)
         else:
             ff, fb = laws.computed_torque(self.model, q, qd, q_full, qd_full, qdd_full,
-                                          g.kp_acc, g.kd_acc, continuous=self._continuous,
+                                          s * s * g.kp_acc, s * g.kd_acc, continuous=self._continuous,
                                           acc_i=i_term / g.reference_inertia)
         ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
@@ -314,13 +325,13 @@ class Controller:
                        desired_qdd=np.array(qdd_d), error=error, feedforward=ff_c, feedback=fb_c,
                        mode=self.mode, joint_names=self._joint_names, saturated=saturated,
                        holding=holding, actual_q=self._map.take(measured[0]),
-                       actual_qd=self._map.take(measured[1]))
+                       actual_qd=self._map.take(measured[1]), feedback_scale=self.age_guard.scale)
 
     def _integrate(self, now, error, tau, saturated):
         """Integral of the position error with two anti-windup rules: no integration while
         saturated in the direction the error pushes, and |ki * integral| <= i_clamp."""
         ki, i_clamp = self.gains.ki, self.gains.i_clamp
-        if not np.any(ki > 0.0) or self._last_update is None:
+        if not np.any(ki > 0.0) or self._last_update is None or self.age_guard.engaged:
             return
         dt = now - self._last_update
         if not (0.0 < dt <= self.config.state_timeout):
@@ -370,12 +381,14 @@ class Controller:
         return Command.at_rest("safe_zero", self._joint_names, q_hold, np.zeros(n), np.zeros(n),
                                np.zeros(n, bool))
 
-    def _hold_measured(self, now):
+    def _hold_measured(self, now, q=None):
+        """Hold q (model order; default: the last accepted state) from now on."""
+        q = self._q if q is None else q
         self._integral[:] = 0.0
-        if self._q is None:
+        if q is None:
             self._plan = TrajectoryPlan(len(self._joint_names))  # re-anchored by the first state
         else:
-            self._plan.hold(self._map.take(self._q), now)
+            self._plan.hold(self._map.take(q), now)
 
     def _remap_last_state(self):
         """After a model change, keep the last state if it covers the new model's joints."""

@@ -141,6 +141,27 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter(f"constraints.{JOINT}.goal", "double", 0.0,
               "Goal position tolerance of the joint; 0: not checked. Read when a goal arrives.",
               read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter("max_state_age", "double", 0.005,
+              "Seconds. A joint state older than this when answered (node clock minus header "
+              "stamp) aborts the trajectory, holds the pose and softens the feedback until "
+              "ages stay below it for 0.5 s (age_guard.py). 0: off. The default suits the "
+              "default 8 Hz gains; the stamps must be on the node's clock (use_sim_time "
+              "with a simulator).", low=0.0, high=10.0),
+    Parameter("diagnostics_period", "double", 1.0,
+              "Seconds between /diagnostics messages (loop health). 0: no diagnostics.",
+              low=0.0, high=60.0),
+    Parameter("diagnostics.state_age_warn", "double", 0.005,
+              "/diagnostics: WARN when the p99 state age over the last second exceeds this, s.",
+              **positive(10.0)),
+    Parameter("diagnostics.state_age_error", "double", 0.02,
+              "/diagnostics: ERROR when the p99 state age over the last second exceeds this, s.",
+              **positive(10.0)),
+    Parameter("diagnostics.compute_warn", "double", 0.001,
+              "/diagnostics: WARN when the p99 time to answer a state exceeds this, s.",
+              **positive(10.0)),
+    Parameter("diagnostics.compute_error", "double", 0.005,
+              "/diagnostics: ERROR when the p99 time to answer a state exceeds this, s.",
+              **positive(10.0)),
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),

@@ -15,7 +15,8 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
 
 Two pacing modes:
   real time  a wall timer steps the physics so sim time follows wall time × real_time_factor;
-             one joint state per timer tick.
+             one joint state per timer tick, at most MAX_STEPS_PER_STATE steps apart: a
+             starved simulator runs slower than real time instead of skipping ahead.
   lockstep   exactly one physics step per command received, then one joint state: the run
              depends only on the commands, not on scheduling (tests, benchmarks). If no
              command comes for `lockstep_kick_period` wall seconds, the current state is
@@ -48,9 +49,15 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.sim.parameters import SIM_PARAMETERS
 from rbd_control.sim.simulator import Simulator
-# Real-time mode never runs more than this many physics steps in one tick: after a long
-# stall (debugger, overloaded CPU) sim time slips instead of fast-forwarding blindly.
-MAX_CATCH_UP_STEPS = 50
+
+# Real-time mode never runs more than this many physics steps between two joint states.
+# When this process is starved (a busy CPU, a debugger), sim time slips instead: the steps
+# the timer missed are not made up in one batch, because a batch runs open loop on one
+# command. The controller would see a state tens of milliseconds after the one it answered,
+# and the default 8 Hz gains of the 6-DoF arm lose stability past ~6 ms of loop delay
+# (bench/delay_margin.py). Gazebo and MuJoCo's `simulate` likewise run slower than real time
+# rather than skip ahead when they cannot keep up.
+MAX_STEPS_PER_STATE = 2
 
 
 class MujocoSimNode(Node):
@@ -65,6 +72,7 @@ class MujocoSimNode(Node):
         self._resync = True
         self._absorbing = False
         self.absorbed_commands = 0
+        self.slipped_steps = 0  # real time: physics steps skipped because this node lagged
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
@@ -238,13 +246,16 @@ class MujocoSimNode(Node):
         due = int((target - self._sim.time) / self._sim.timestep + 1e-9)
         if due <= 0:
             return
-        if due > MAX_CATCH_UP_STEPS:
-            # Fell far behind: run a bounded batch and let sim time slip by the rest, rather
-            # than race. (One step per tick here would leave a starved node crawling at a
-            # few percent of real time.)
-            due = MAX_CATCH_UP_STEPS
+        if due > MAX_STEPS_PER_STATE:
+            # Fell behind: let sim time slip by the rest (see MAX_STEPS_PER_STATE).
+            self.slipped_steps += due - MAX_STEPS_PER_STATE
+            due = MAX_STEPS_PER_STATE
             self._sim_start = self._sim.time + due * self._sim.timestep
             self._wall_start = time.monotonic()
+            self.get_logger().warning(
+                f"simulator behind real time; sim time slipped {self.slipped_steps} steps so far",
+                throttle_duration_sec=5.0,
+            )
         self._sim.step(due)
         self._publish_state()
 
