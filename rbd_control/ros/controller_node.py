@@ -364,7 +364,12 @@ class ControllerNode(Node):
         if self._tuning is not None and not command.reason:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
         if self._action is not None:
-            self._action.on_command(now, command, msg.header.stamp)
+            try:
+                self._action.on_command(now, command, msg.header.stamp)
+            except Exception as error:  # the action's bookkeeping must never stop the loop
+                self.get_logger().error(
+                    f'action server failed on a command: {type(error).__name__}: {error}',
+                    throttle_duration_sec=WARN_PERIOD_S)
 
     def _on_watchdog(self):
         self._watchdog_beat = time.monotonic()

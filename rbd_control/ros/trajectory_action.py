@@ -193,11 +193,13 @@ class TrajectoryAction:
         """After each answered joint state: tolerances, feedback, controller state."""
         goal = self._goal
         if goal is not None and command.mode not in TRACKING_MODES:
-            reason = f'mode switched to {command.mode}: the trajectory is not followed'
+            reason = command.reason or f'mode switched to {command.mode}: the trajectory is not followed'
             self._node.get_logger().warning(reason)
             self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
         elif goal is not None and not self._ended_without_states(goal):
             self._monitor_goal(goal, now, command, stamp)
+        if command.actual_q.size != len(command.joint_names):
+            return      # a safe command for a state lacking commanded joints: no feedback to show
         if now >= self._next_state:
             self._next_state = now + self._state_period
             self._publish_state(command, stamp)
