@@ -8,6 +8,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from rbd_control.identification.friction import DEFAULT_EPSILON
+
 from .gains import GainValue, Gains
 from .joint_map import JointMap
 from .parameters import CONTROLLER_PARAMETERS
@@ -40,6 +42,10 @@ class ControllerConfig:
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
     effort_limit: GainValue = None                # overrides <limit effort> per joint
+    # joint friction added to the tracking modes' feedforward at the desired velocity:
+    # {joint: {"viscous": N m s/rad, "coulomb": N m}} (identification/friction.py)
+    friction: Optional[dict] = None
+    friction_epsilon: float = DEFAULT_EPSILON     # rad/s: tanh smoothing of the Coulomb term
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -90,3 +96,4 @@ class ModelPlan:
     effort_limit: np.ndarray         # command order
     gains: Gains                     # defaults with the config's overrides, command order
     damping: np.ndarray              # command order
+    friction: object = None          # identification.Friction, model order

@@ -16,6 +16,8 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from rbd_control.dynamics import RbdError, gravity
+from rbd_control.identification.friction import Friction
+from rbd_control.identification.parameters import with_payload
 
 from . import laws
 from .config import Command, ControllerConfig, ModelPlan
@@ -81,14 +83,14 @@ class Controller:
                              bandwidth_hz=self.config.bandwidth_hz, damping_ratio=self.config.damping_ratio)
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
-        return ModelPlan(model, joint_map, effort_limit, gains, damping)
+        return ModelPlan(model, joint_map, effort_limit, gains, damping, self._friction_of(model))
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
         Drops any trajectory; joints that persist keep their current gains."""
         plan = model if isinstance(model, ModelPlan) else self.prepare_model(model)
         gains = self._with_user_gains(plan.gains, plan.joints.names)
-        self.model = plan.model
+        self.model = self._bare_model = plan.model
         self._plan_model = plan
         self._map = plan.joints
         self._joint_names = plan.joints.names
@@ -98,6 +100,15 @@ class Controller:
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._remap_last_state()
+
+    def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
+        """Carry a rigid payload on `link` from now on (replacing any earlier one; mass 0
+        removes it): mass in kg, com and inertia (about the COM: 3 moments or 3x3) in the link
+        frame. Gains and the trajectory in progress are kept."""
+        try:
+            self.model = with_payload(self._bare_model, link, mass, com, inertia)
+        except (RbdError, TypeError) as exc:
+            raise ConfigError(f"payload rejected: {exc}") from None
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
@@ -234,6 +245,7 @@ class Controller:
                                           g.kp_acc, g.kd_acc, continuous=self._continuous,
                                           acc_i=i_term / g.reference_inertia)
         ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
+        ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
                             holding=self._plan_holding(now))
@@ -336,6 +348,13 @@ class Controller:
             return resolve_per_joint(value, joints, default, what)
         except GainError as exc:
             raise ConfigError(str(exc)) from None
+
+    def _friction_of(self, model) -> Friction:
+        try:
+            return Friction.from_dict(model.joint_names, self.config.friction or {},
+                                      self.config.friction_epsilon)
+        except (RbdError, AttributeError, TypeError) as exc:
+            raise ConfigError(f"friction: {exc}") from None
 
     def _effort_limits(self, model, joint_map):
         joints = joint_map.names
