@@ -15,23 +15,16 @@ with pi = Model.inertial_parameters() (10 per body) and phi the joint friction (
     Friction(joint_names, viscous, coulomb, epsilon); with_payload(model, link, mass, com, inertia)
 
 Modules: parameters (pi, pseudo-inertia, log-Cholesky, payloads), regressor, friction, base,
-excitation, filtering, fit, result, cli (the rbd_identify command). Names load on first use, so
-importing the package (as the controller does for Friction) compiles nothing.
+excitation, filtering, fit, result, cli (the rbd_identify command).
 """
-import importlib
+from .base import BaseParameters, base_parameters
+from .excitation import FourierTrajectory, excitation_trajectory
+from .fit import fit
+from .friction import Friction
+from .parameters import with_payload
+from .regressor import regressor, regressor_batch
+from .result import IdentificationResult, Payload
 
-_EXPORTS = {
-    "regressor": "regressor", "regressor_batch": "regressor",
-    "base_parameters": "base", "BaseParameters": "base",
-    "excitation_trajectory": "excitation", "FourierTrajectory": "excitation",
-    "fit": "fit", "IdentificationResult": "result", "Payload": "result",
-    "Friction": "friction", "with_payload": "parameters",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+__all__ = ["BaseParameters", "FourierTrajectory", "Friction", "IdentificationResult", "Payload",
+           "base_parameters", "excitation_trajectory", "fit", "regressor", "regressor_batch",
+           "with_payload"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.optimize
 
 from rbd_control.dynamics import rnea_batch
 from rbd_control.dynamics.errors import InputError
@@ -118,6 +117,7 @@ def excitation_trajectory(model, duration=60.0, *, period=10.0, harmonics=5, see
     def cost(x):
         return np.log(_condition(model, columns, *build(x).sample(times), friction, None))
 
+    import scipy.optimize  # ~1 s to import: not at import of the package
     rng = np.random.default_rng(seed)
     starts = [rng.normal(size=2 * model.nq * (harmonics - 1)) for _ in range(8)]
     x0 = min(starts, key=cost)

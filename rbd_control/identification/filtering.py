@@ -13,7 +13,6 @@ interval jumps, and each piece is filtered alone; pieces too short to filter are
 from __future__ import annotations
 
 import numpy as np
-import scipy.signal
 
 from rbd_control.dynamics.errors import InputError
 
@@ -34,6 +33,7 @@ def segments(t) -> list:
 
 def lowpass(x, dt, cutoff_hz):
     """filtfilt Butterworth along axis 0."""
+    import scipy.signal  # ~1 s to import: not at import of the package
     nyquist = 0.5 / dt
     if not 0 < cutoff_hz < nyquist:
         raise InputError(f"cutoff {cutoff_hz} Hz must lie in (0, {nyquist:.4g}) Hz (Nyquist "

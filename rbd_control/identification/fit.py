@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
 from rbd_control.dynamics.checks import as_batch
 from rbd_control.dynamics.errors import InputError
@@ -30,13 +29,15 @@ from rbd_control.dynamics.model import PARAMETERS_PER_BODY as P
 from .base import base_parameters
 from .filtering import DEFAULT_CUTOFF_HZ, filtered_states
 from .friction import DEFAULT_EPSILON, PER_JOINT, Friction, friction_columns
-from .parameters import (link_body, log_cholesky_to_parameters, parameters_to_log_cholesky,
+from .parameters import (from_rigid_body, link_body, log_cholesky_to_parameters, parameters_to_log_cholesky,
                          transform)
 from .regressor import regressor_batch
 from .result import IdentificationResult, Payload
 
 DECIMATE_HZ = 200.0
 CHUNK = 2000                 # samples per regressor batch (progress granularity)
+THETA_BOUND = 30.0            # |log-Cholesky entries|: e^60 keeps U U^T finite
+PAYLOAD_RADIUS = 0.05        # m, of the sphere that starts a payload fit
 PRIOR_WEIGHT = 1e-4          # pull towards the prior, relative to the data's scale
 
 
@@ -149,9 +150,11 @@ def _fit_payload(model, link, Y, F, tau, used):
     pi_arm = model.inertial_parameters()
     R, c, condition, _ = _weighted(A, tau - Y @ pi_arm, used, np.arange(A.shape[2]))
     x_ls = np.linalg.lstsq(R, c, rcond=None)[0]
-    prior = np.zeros(P)
-    prior[0] = max(x_ls[0], 1e-3)            # a point mass of the least-squares mass
-    prior[4], prior[6], prior[9] = 1e-6, 1e-6, 1e-6
+    # prior and start: a solid sphere of the least-squares mass and centre, radius
+    # PAYLOAD_RADIUS (a degenerate start would leave the log-Cholesky gradients ~0)
+    mass = max(x_ls[0], 1e-3)
+    prior = from_rigid_body(mass, x_ls[1:4] / mass if x_ls[0] > 1e-3 else np.zeros(3),
+                            0.4 * mass * PAYLOAD_RADIUS ** 2 * np.eye(3))
     pull = _prior_weights(prior[None, :], R)
     phi0 = np.maximum(x_ls[P:], 0.0)
 
@@ -172,20 +175,25 @@ def _initial_friction(R, c, p_in, count):
     return np.maximum(np.linalg.lstsq(R, c, rcond=None)[0][p_in:], 0.0)
 
 
-def _prior_weights(prior, R):
-    """PRIOR_WEIGHT * |R| / scale per parameter; the scale of each parameter group (mass,
-    first moment, inertia) of a body is its prior's largest entry in that group."""
-    scale = np.empty_like(prior)
-    for group in (slice(0, 1), slice(1, 4), slice(4, P)):
-        size = np.abs(prior[:, group]).max(axis=1, keepdims=True)
-        scale[:, group] = np.maximum(np.abs(prior[:, group]), 0.1 * size) + 1e-6
+def _prior_weights(prior, R, length=0.1):
+    """PRIOR_WEIGHT * |R| / scale per parameter. A body's scales: its mass m for the mass,
+    m L for the first moment and m L^2 for the inertia (L = `length`, m), or the prior's own
+    entry where larger."""
+    m = np.maximum(np.abs(prior[:, :1]), 1e-3)
+    groups = np.concatenate((m, np.repeat(m * length, 3, axis=1),
+                             np.repeat(m * length ** 2, 6, axis=1)), axis=1)
+    scale = np.maximum(np.abs(prior), groups)
     return PRIOR_WEIGHT * np.linalg.norm(R, 2) / scale.ravel()
 
 
 def _solve(residual, z0, first_bounded):
-    """least_squares over z with z[first_bounded:] >= 0 (friction coefficients)."""
-    lower = np.full(z0.size, -np.inf)
-    lower[first_bounded:] = 0.0
-    result = scipy.optimize.least_squares(residual, z0, bounds=(lower, np.inf), x_scale="jac",
-                                          method="trf", max_nfev=200 * z0.size)
+    """least_squares over z: theta = z[:first_bounded] within +-THETA_BOUND (exp() stays
+    finite), friction coefficients z[first_bounded:] >= 0."""
+    import scipy.optimize  # ~1 s to import: not at import of the package
+    lower, upper = np.full(z0.size, -THETA_BOUND), np.full(z0.size, THETA_BOUND)
+    lower[first_bounded:], upper[first_bounded:] = 0.0, np.inf
+    result = scipy.optimize.least_squares(residual, np.clip(z0, lower, upper),
+                                          bounds=(lower, upper), x_scale="jac", method="trf",
+                                          ftol=1e-14, xtol=1e-14, gtol=1e-14,
+                                          max_nfev=200 * z0.size)
     return result.x

@@ -88,9 +88,10 @@ def log_cholesky_to_parameters(theta) -> np.ndarray:
     return from_pseudo_inertia(U @ U.T)
 
 
-def parameters_to_log_cholesky(pi_i, floor=1e-9) -> np.ndarray:
-    """theta of pi_i. A J that is only semidefinite (point masses, thin rods) is first lifted
-    to eigenvalues >= floor * m so that the factor exists."""
+def parameters_to_log_cholesky(pi_i, floor=1e-4) -> np.ndarray:
+    """theta of pi_i. A J that is (nearly) semidefinite (point masses, thin rods) is first
+    lifted to eigenvalues >= floor * m (kg m^2; 1e-4 m: 1 cm of spread) so that the factor
+    exists and an optimiser starting there is not stuck where d/dd e^(2 d) ~ 0."""
     J = pseudo_inertia(pi_i)
     w, V = np.linalg.eigh(J)
     J = V @ np.diag(np.maximum(w, floor * max(J[3, 3], floor))) @ V.T
