@@ -19,8 +19,8 @@ from rbd_control.dynamics.checks import (MATRIX, MODEL_BODIES, MODEL_INTS, MODEL
 from rbd_control.dynamics.api import STATE, _vectors
 from rbd_control.dynamics.errors import InputError
 from rbd_control.dynamics.jcalc import subspace_dot
-from rbd_control.dynamics.model import (A_ANG, A_LIN, AXIS, PARAMETERS_PER_BODY, V_ANG, V_LIN,
-                                        X_E, X_R)
+from rbd_control.dynamics.model import (A_ANG, A_LIN, PARAMETERS_PER_BODY, PARENT, V_ANG,
+                                        V_LIN, X_E, X_R)
 from rbd_control.dynamics.rnea import inertia_force, outward_pass
 from rbd_control.dynamics.spatial import compiled, jit, mat, transform_force_back, vec
 
@@ -56,9 +56,9 @@ def regressor_into(topology, bodies, gravity, ws, q, qd, qdd, fext, Y):
             j = i
             while j >= 0:
                 # tau_j = S_j^T f,  f_parent = X_j^T f
-                Y[j, P * i + k] = subspace_dot(topology[j, 1], vec(bodies, j, AXIS), n, f)
+                Y[j, P * i + k] = subspace_dot(topology, bodies, j, n, f)
                 n, f = transform_force_back(mat(ws, j, X_E), vec(ws, j, X_R), n, f)
-                j = topology[j, 0]
+                j = topology[j, PARENT]
 
 
 @compiled(int64(VECTOR, VECTOR, VECTOR, TENSOR, MATRIX, MODEL_INTS, MODEL_BODIES, MODEL_VECTOR,

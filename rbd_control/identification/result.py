@@ -69,12 +69,20 @@ def relative_rms(measured, predicted) -> np.ndarray:
             / np.maximum(np.sqrt(np.mean(np.square(measured), axis=0)), 1e-300))
 
 
+def sliding_relative_rms(measured, predicted, qd, epsilon) -> np.ndarray:
+    """relative_rms per joint over the samples where that joint slides (|qd| >= 5 epsilon); in
+    stick the friction torque is anything within +-f_c, which no friction law predicts."""
+    sliding = np.abs(qd) >= 5 * epsilon
+    return np.array([relative_rms(measured[s, j], predicted[s, j]) if s.any() else np.nan
+                     for j, s in enumerate(sliding.T)])
+
+
 def rewrite_inertials(original_xml: str, model) -> str:
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
     root = ET.fromstring(original_xml, parser=parser)
-    links = {link.get("name"): link for link in root.iter("link")}
+    links = {link.get("name"): link for link in root.findall("link")}
     own_link = {}
-    for joint in root.iter("joint"):
+    for joint in root.findall("joint"):    # not <ros2_control>'s or <transmission>'s joints
         if joint.get("name") in model.joint_names:
             own_link[model.joint_names.index(joint.get("name"))] = joint.find("child").get("link")
     pi = model.inertial_parameters().reshape(model.nq, -1)

@@ -21,7 +21,7 @@ from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 from rbd_control.identification import excitation_trajectory, fit, with_payload
 from rbd_control.identification.filtering import filtered_states
-from rbd_control.identification.result import relative_rms
+from rbd_control.identification.result import relative_rms, sliding_relative_rms
 
 QUANTUM = 1e-4           # rad, encoder step
 TORQUE_NOISE = 0.01      # of each joint's RMS torque, Gaussian
@@ -90,20 +90,13 @@ def campaign(request, nominal, recordings):
                 validation=data["validation"])
 
 
-def sliding_rms(measured_tau, predicted, qd, friction):
-    """relative_rms per joint over the samples where that joint slides: in stick the friction
-    torque is statically indeterminate (anything within +-f_c), no friction law predicts it."""
-    sliding = np.abs(qd) >= 5 * friction.epsilon
-    return np.array([relative_rms(measured_tau[sliding[:, j], j], predicted[sliding[:, j], j])
-                     for j in range(qd.shape[1])]), sliding.mean(axis=0)
-
-
 def test_validation_torques_within_3_percent(campaign):
     arm, rec = campaign["arm"], campaign["validation"]
     t, q, qd, qdd, tau = filtered_states(rec["t"], rec["q"], rec["tau"])
     predicted = arm.predict(q, qd, qdd)
     every = relative_rms(tau, predicted)
-    slid, share = sliding_rms(tau, predicted, qd, arm.friction)
+    slid = sliding_relative_rms(tau, predicted, qd, arm.friction.epsilon)
+    share = np.mean(np.abs(qd) >= 5 * arm.friction.epsilon, axis=0)
     FIGURES[campaign["name"], "validation_all"] = every
     FIGURES[campaign["name"], "validation_sliding"] = slid
     print(f"\n[{campaign['name']}] validation relative RMS, all samples {np.round(every, 4)}"
