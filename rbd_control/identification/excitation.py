@@ -25,6 +25,7 @@ from .regressor import regressor_batch
 POSITION_MARGIN = 0.1     # fraction of each joint's range kept free at both ends
 UNLIMITED_RANGE = np.pi   # half-range used for continuous joints
 SAMPLES_PER_PERIOD = 100  # states at which the condition number is evaluated
+LIMIT_SAMPLES_PER_PERIOD = 2000   # where the limits are checked
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,8 @@ def _scaled(traj, times, half, vmax, amax):
     """Scale each joint's a, b so that |q - q0| <= half, |qd| <= vmax, |qdd| <= amax."""
     q, qd, qdd = traj.sample(times)
     peak = lambda x: np.maximum(np.abs(x).max(axis=0), 1e-12)  # noqa: E731
-    s = np.minimum.reduce([half / peak(q - traj.q0), vmax / peak(qd), amax / peak(qdd)])
+    # 0.999: the peaks between the samples are higher by up to (pi f dt)^2 / 2 ~ 1e-4
+    s = 0.999 * np.minimum.reduce([half / peak(q - traj.q0), vmax / peak(qd), amax / peak(qdd)])
     return FourierTrajectory(traj.period, traj.q0, traj.a * s[:, None], traj.b * s[:, None],
                              traj.duration)
 
@@ -108,11 +110,12 @@ def excitation_trajectory(model, duration=60.0, *, period=10.0, harmonics=5, see
     mid, half, vmax, amax = _limits(model, velocity_fraction, max_acceleration)
     q0 = mid if centre is None else np.asarray(centre, dtype=float)
     times = np.linspace(0.0, period, SAMPLES_PER_PERIOD, endpoint=False)
+    fine = np.linspace(0.0, period, LIMIT_SAMPLES_PER_PERIOD, endpoint=False)
     columns = base_parameters(model).independent
 
     def build(x):
         a, b = _coefficients(x, model.nq, harmonics)
-        return _scaled(FourierTrajectory(period, q0, a, b, duration), times, half, vmax, amax)
+        return _scaled(FourierTrajectory(period, q0, a, b, duration), fine, half, vmax, amax)
 
     def cost(x):
         return np.log(_condition(model, columns, *build(x).sample(times), friction, None))

@@ -135,9 +135,13 @@ def link_body(model, link):
 def payload_parameters(mass, com=(0.0, 0.0, 0.0), inertia=None) -> np.ndarray:
     """pi of a rigid payload in its link's frame. inertia about the COM: None (a point mass),
     three principal moments, or a 3x3 tensor."""
-    values = [mass, *np.ravel(com)] + ([] if inertia is None else list(np.ravel(inertia)))
-    if not np.all(np.isfinite(np.asarray(values, dtype=float))):
-        raise InputError(f"payload mass, com and inertia must be finite, got {values}")
+    try:
+        values = np.concatenate(([mass], np.ravel(com), np.ravel(0.0 if inertia is None
+                                                               else inertia))).astype(float)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"payload mass, com and inertia must be numbers: {error}") from None
+    if not np.all(np.isfinite(values)):
+        raise InputError(f"payload mass, com and inertia must be finite, got {values.tolist()}")
     if not mass >= 0:
         raise InputError(f"payload mass must be >= 0, got {mass}")
     if np.shape(com) != (3,):
