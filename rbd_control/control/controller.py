@@ -11,6 +11,7 @@ in command order (`controller.joint_names`). No rclpy here.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -83,7 +84,8 @@ class Controller:
                              bandwidth_hz=self.config.bandwidth_hz, damping_ratio=self.config.damping_ratio)
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
-        return ModelPlan(model, joint_map, effort_limit, gains, damping, self._friction_of(model))
+        return ModelPlan(model, joint_map, effort_limit, gains, damping, self._friction_of(
+            model, self.config.friction, self.config.friction_epsilon))
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
@@ -101,10 +103,21 @@ class Controller:
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._remap_last_state()
 
+    def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
+        """Replace the friction compensation: {joint: {"viscous": b, "coulomb": f_c}} (joints
+        not named get none), and optionally its epsilon. Raises ConfigError."""
+        epsilon = self.config.friction_epsilon if epsilon is None else epsilon
+        compensation = self._friction_of(self.model, friction, epsilon)
+        self.config.friction, self.config.friction_epsilon = friction, epsilon
+        self._plan_model = replace(self._plan_model, friction=compensation)
+
     def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
-        """Carry a rigid payload on `link` from now on (replacing any earlier one; mass 0
-        removes it): mass in kg, com and inertia (about the COM: 3 moments or 3x3) in the link
-        frame. Gains and the trajectory in progress are kept."""
+        """Carry a rigid payload on `link` from now on (replacing any earlier one; link None
+        or mass 0 removes it): mass in kg, com and inertia (about the COM: 3 moments or 3x3) in
+        the link frame. Gains and the trajectory in progress are kept. Raises ConfigError."""
+        if link is None:
+            self.model = self._bare_model
+            return
         try:
             self.model = with_payload(self._bare_model, link, mass, com, inertia)
         except (RbdError, TypeError) as exc:
@@ -349,10 +362,10 @@ class Controller:
         except GainError as exc:
             raise ConfigError(str(exc)) from None
 
-    def _friction_of(self, model) -> Friction:
+    @staticmethod
+    def _friction_of(model, friction, epsilon) -> Friction:
         try:
-            return Friction.from_dict(model.joint_names, self.config.friction or {},
-                                      self.config.friction_epsilon)
+            return Friction.from_dict(model.joint_names, friction or {}, epsilon)
         except (RbdError, AttributeError, TypeError) as exc:
             raise ConfigError(f"friction: {exc}") from None
 

@@ -104,3 +104,9 @@ def measured(sim, quantum):
     state = sim.state()
     q = state.position if quantum == 0 else np.round(state.position / quantum) * quantum
     return q, state.velocity
+
+
+# --- the ROS fixtures of test/ros (rclpy nodes in their own processes) -------------------
+
+ros_fixtures = _load("ros/conftest.py", "rbd_test_ident_ros_fixtures")
+ros_env, ros_node, spawn_node = ros_fixtures.ros_env, ros_fixtures.ros_node, ros_fixtures.spawn_node
