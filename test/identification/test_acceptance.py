@@ -18,8 +18,8 @@ from conftest import (DT, TRUE_FRICTION, TRUE_PAYLOAD, coulomb_plant, measured, 
 from rbd_control.control import (Controller, ControllerConfig, JointTrajectory,
                                  TrajectoryPoint)
 from rbd_control.description import default_arm_urdf
-from rbd_control.dynamics import load_urdf
-from rbd_control.identification import excitation_trajectory, fit, with_payload
+from rbd_control.dynamics import load_urdf, rnea_batch
+from rbd_control.identification import Friction, excitation_trajectory, fit, with_payload
 from rbd_control.identification.filtering import filtered_states
 from rbd_control.identification.result import relative_rms, sliding_relative_rms
 
@@ -90,12 +90,20 @@ def campaign(request, nominal, recordings):
                 validation=data["validation"])
 
 
-def test_validation_torques_within_3_percent(campaign):
+def test_validation_torques_within_3_percent(campaign, nominal, plant_xml):
     arm, rec = campaign["arm"], campaign["validation"]
     t, q, qd, qdd, tau = filtered_states(rec["t"], rec["q"], rec["tau"])
     predicted = arm.predict(q, qd, qdd)
     every = relative_rms(tau, predicted)
     slid = sliding_relative_rms(tau, predicted, qd, arm.friction.epsilon)
+    true_friction = Friction.from_dict(nominal.joint_names, {
+        j: {"viscous": b, "coulomb": c} for j, (b, c) in TRUE_FRICTION.items()})
+    for name, model, friction in (("nominal", nominal, Friction.none(nominal.joint_names)),
+                                  ("exact", load_urdf(plant_xml), true_friction)):
+        other = rnea_batch(model, q, qd, qdd) + friction.torque(qd)
+        print(f"\n[{campaign['name']}] {name} model: all samples "
+              f"{np.round(relative_rms(tau, other), 4)}, sliding "
+              f"{np.round(sliding_relative_rms(tau, other, qd, friction.epsilon), 4)}")
     share = np.mean(np.abs(qd) >= 5 * arm.friction.epsilon, axis=0)
     FIGURES[campaign["name"], "validation_all"] = every
     FIGURES[campaign["name"], "validation_sliding"] = slid
