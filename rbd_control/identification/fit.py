@@ -28,16 +28,17 @@ from rbd_control.dynamics.model import PARAMETERS_PER_BODY as P
 
 from .base import base_parameters
 from .filtering import DEFAULT_CUTOFF_HZ, filtered_states
-from .friction import DEFAULT_EPSILON, PER_JOINT, Friction, friction_columns
-from .parameters import (from_rigid_body, link_body, log_cholesky_to_parameters, parameters_to_log_cholesky,
-                         transform)
+from .friction import DEFAULT_EPSILON, Friction, friction_columns
+from .parameters import (from_rigid_body, link_body, log_cholesky_jacobian,
+                         log_cholesky_to_parameters, parameters_to_log_cholesky, transform)
 from .regressor import regressor_batch
 from .result import IdentificationResult, Payload
 
 DECIMATE_HZ = 200.0
 CHUNK = 2000                 # samples per regressor batch (progress granularity)
-THETA_BOUND = 30.0            # |log-Cholesky entries|: e^60 keeps U U^T finite
+THETA_BOUND = 30.0           # |log-Cholesky entries|: e^60 keeps U U^T finite
 PAYLOAD_RADIUS = 0.05        # m, of the sphere that starts a payload fit
+MAX_ITERATIONS = 500         # least_squares evaluations (it converges in tens)
 PRIOR_WEIGHT = 1e-4          # pull towards the prior, relative to the data's scale
 
 
@@ -102,7 +103,6 @@ def _used_rows(qd, friction, min_speed):
 def _weighted(A, b, used, columns):
     """Rows of A x = b scaled by 1 / sigma_j per joint, sigma_j from an ordinary least-squares
     fit on `columns`; returns the (p, p) R, c of the thin QR and the condition number."""
-    n = b.shape[1]
     rows = used.reshape(-1)
     A2, b2 = A.reshape(-1, A.shape[-1])[rows], b.reshape(-1)[rows]
     x, *_ = np.linalg.lstsq(A2[:, columns], b2, rcond=None)
@@ -115,30 +115,18 @@ def _weighted(A, b, used, columns):
     A2, b2 = A2 * w[:, None], b2 * w
     Q, R = scipy.linalg.qr(A2, mode="economic")
     scaled = A2[:, columns] / np.maximum(np.linalg.norm(A2[:, columns], axis=0), 1e-300)
-    return R, Q.T @ b2, float(np.linalg.cond(scaled)), n
+    return R, Q.T @ b2, float(np.linalg.cond(scaled))
 
 
 def _fit_model(model, Y, F, tau, used):
-    n, p_in = model.nq, P * model.nq
+    p_in = P * model.nq
     base = base_parameters(model)
     A = np.concatenate((Y, F), axis=2)
     columns = np.concatenate((base.independent, p_in + np.arange(F.shape[2])))
-    R, c, condition, _ = _weighted(A, tau, used, columns)
-    prior = model.inertial_parameters().reshape(n, P)
-    theta0 = np.concatenate([parameters_to_log_cholesky(pi_i) for pi_i in prior])
+    R, c, condition = _weighted(A, tau, used, columns)
+    prior = model.inertial_parameters().reshape(model.nq, P)
     phi0 = _initial_friction(R, c, p_in, F.shape[2])
-    pull = _prior_weights(prior, R)
-
-    def unpack(z):
-        pi = np.concatenate([log_cholesky_to_parameters(z[P * i:P * (i + 1)]) for i in range(n)])
-        return pi, z[p_in:]
-
-    def residual(z):
-        pi, phi = unpack(z)
-        return np.concatenate((R @ np.concatenate((pi, phi)) - c, pull * (pi - prior.ravel())))
-
-    z = _solve(residual, np.concatenate((theta0, phi0)), p_in)
-    pi, phi = unpack(z)
+    pi, phi = _consistent_solution(R, c, prior, phi0)
     return pi, phi, condition, None
 
 
@@ -148,25 +136,52 @@ def _fit_payload(model, link, Y, F, tau, used):
     T = np.column_stack([transform(e, Rot, p) for e in np.eye(P)])
     A = np.concatenate((Y[:, :, P * body:P * (body + 1)] @ T, F), axis=2)
     pi_arm = model.inertial_parameters()
-    R, c, condition, _ = _weighted(A, tau - Y @ pi_arm, used, np.arange(A.shape[2]))
+    R, c, condition = _weighted(A, tau - Y @ pi_arm, used, np.arange(A.shape[2]))
     x_ls = np.linalg.lstsq(R, c, rcond=None)[0]
     # prior and start: a solid sphere of the least-squares mass and centre, radius
     # PAYLOAD_RADIUS (a degenerate start would leave the log-Cholesky gradients ~0)
     mass = max(x_ls[0], 1e-3)
     prior = from_rigid_body(mass, x_ls[1:4] / mass if x_ls[0] > 1e-3 else np.zeros(3),
                             0.4 * mass * PAYLOAD_RADIUS ** 2 * np.eye(3))
-    pull = _prior_weights(prior[None, :], R)
-    phi0 = np.maximum(x_ls[P:], 0.0)
-
-    def residual(z):
-        pi_p = log_cholesky_to_parameters(z[:P])
-        return np.concatenate((R @ np.concatenate((pi_p, z[P:])) - c, pull * (pi_p - prior)))
-
-    z = _solve(residual, np.concatenate((parameters_to_log_cholesky(prior), phi0)), P)
-    pi_p = log_cholesky_to_parameters(z[:P])
+    pi_p, phi = _consistent_solution(R, c, prior[None, :], np.maximum(x_ls[P:], 0.0))
     pi = pi_arm.reshape(-1, P).copy()
     pi[body] += T @ pi_p
-    return pi.ravel(), z[P:], condition, Payload.from_parameters(link, pi_p)
+    return pi.ravel(), phi, condition, Payload.from_parameters(link, pi_p)
+
+
+def _consistent_solution(R, c, prior, phi0):
+    """min ||R [pi; phi] - c||^2 + ||pull (pi - prior)||^2 over physically consistent bodies
+    (pi = the log-Cholesky image of theta, one block per row of prior) and phi >= 0, from
+    theta(prior), phi0. Returns (pi, phi)."""
+    import scipy.optimize  # ~1 s to import: not at import of the package
+    bodies, p_in = prior.shape[0], prior.size
+    pull = _prior_weights(prior, R)
+    blocks = [slice(P * i, P * (i + 1)) for i in range(bodies)]
+
+    def residual(z):
+        pi = np.concatenate([log_cholesky_to_parameters(z[b]) for b in blocks])
+        return np.concatenate((R @ np.concatenate((pi, z[p_in:])) - c,
+                               pull * (pi - prior.ravel())))
+
+    def jacobian(z):
+        # d pi / d theta is block diagonal; phi enters linearly
+        D = scipy.linalg.block_diag(*[log_cholesky_jacobian(z[b]) for b in blocks])
+        top = np.concatenate((R[:, :p_in] @ D, R[:, p_in:]), axis=1)
+        bottom = np.concatenate((pull[:, None] * D, np.zeros((p_in, z.size - p_in))), axis=1)
+        return np.concatenate((top, bottom))
+
+    z0 = np.concatenate([parameters_to_log_cholesky(pi_i) for pi_i in prior] + [phi0])
+    lower, upper = np.full(z0.size, -THETA_BOUND), np.full(z0.size, THETA_BOUND)
+    lower[p_in:], upper[p_in:] = 0.0, np.inf
+    result = scipy.optimize.least_squares(residual, np.clip(z0, lower, upper), jac=jacobian,
+                                          bounds=(lower, upper), x_scale="jac", method="trf",
+                                          # no SVD per step: on a loaded machine a threaded
+                                          # BLAS made each one take ~0.2 s
+                                          tr_solver="lsmr",
+                                          ftol=1e-12, xtol=1e-12, gtol=1e-12,
+                                          max_nfev=MAX_ITERATIONS)
+    z = result.x
+    return np.concatenate([log_cholesky_to_parameters(z[b]) for b in blocks]), z[p_in:]
 
 
 def _initial_friction(R, c, p_in, count):
@@ -184,16 +199,3 @@ def _prior_weights(prior, R, length=0.1):
                              np.repeat(m * length ** 2, 6, axis=1)), axis=1)
     scale = np.maximum(np.abs(prior), groups)
     return PRIOR_WEIGHT * np.linalg.norm(R, 2) / scale.ravel()
-
-
-def _solve(residual, z0, first_bounded):
-    """least_squares over z: theta = z[:first_bounded] within +-THETA_BOUND (exp() stays
-    finite), friction coefficients z[first_bounded:] >= 0."""
-    import scipy.optimize  # ~1 s to import: not at import of the package
-    lower, upper = np.full(z0.size, -THETA_BOUND), np.full(z0.size, THETA_BOUND)
-    lower[first_bounded:], upper[first_bounded:] = 0.0, np.inf
-    result = scipy.optimize.least_squares(residual, np.clip(z0, lower, upper),
-                                          bounds=(lower, upper), x_scale="jac", method="trf",
-                                          ftol=1e-14, xtol=1e-14, gtol=1e-14,
-                                          max_nfev=200 * z0.size)
-    return result.x

@@ -73,7 +73,8 @@ class Friction:
         unknown = sorted(set(values) - set(joint_names))
         if unknown:
             raise InputError(f"friction given for unknown joints {unknown}")
-        get = lambda key: [float(values.get(j, {}).get(key, 0.0)) for j in joint_names]  # noqa: E731
+        def get(key):
+            return [float(values.get(j, {}).get(key, 0.0)) for j in joint_names]
         return cls(tuple(joint_names), get("viscous"), get("coulomb"), epsilon)
 
     @property

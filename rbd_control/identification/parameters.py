@@ -78,14 +78,33 @@ def transform(pi_i, R, p) -> np.ndarray:
     return from_pseudo_inertia(T @ pseudo_inertia(pi_i) @ T.T)
 
 
+# where each theta entry sits in U (row, column); alpha scales all of U
+_THETA_ENTRIES = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+
+
+def _log_cholesky_factor(theta):
+    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
+    return np.exp(alpha) * np.array([[np.exp(d1), s12, s13, t1],
+                                     [0.0, np.exp(d2), s23, t2],
+                                     [0.0, 0.0, np.exp(d3), t3],
+                                     [0.0, 0.0, 0.0, 1.0]])
+
+
 def log_cholesky_to_parameters(theta) -> np.ndarray:
     """pi_i(theta): J = U U^T (see the module docstring)"""
-    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
-    U = np.exp(alpha) * np.array([[np.exp(d1), s12, s13, t1],
-                                  [0.0, np.exp(d2), s23, t2],
-                                  [0.0, 0.0, np.exp(d3), t3],
-                                  [0.0, 0.0, 0.0, 1.0]])
+    U = _log_cholesky_factor(theta)
     return from_pseudo_inertia(U @ U.T)
+
+
+def log_cholesky_jacobian(theta) -> np.ndarray:
+    """d pi_i / d theta (10 x 10): dJ = dU U^T + U dU^T, and pi_i is linear in J."""
+    U = _log_cholesky_factor(theta)
+    columns = [from_pseudo_inertia(2.0 * U @ U.T)]          # alpha: dU = U
+    for k, (row, col) in enumerate(_THETA_ENTRIES):
+        dU = np.zeros((4, 4))
+        dU[row, col] = U[row, col] if k < 3 else np.exp(theta[0])   # e^(alpha + d) or e^alpha
+        columns.append(from_pseudo_inertia(dU @ U.T + U @ dU.T))
+    return np.column_stack(columns)
 
 
 def parameters_to_log_cholesky(pi_i, floor=1e-4) -> np.ndarray:

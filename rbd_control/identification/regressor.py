@@ -14,10 +14,9 @@ Column order per body is Model.inertial_parameters()'s.
 import numpy as np
 from numba import int64, void
 
+from rbd_control.dynamics.api import STATE, _vectors, batch_states
 from rbd_control.dynamics.checks import (MATRIX, MODEL_BODIES, MODEL_INTS, MODEL_VECTOR, TENSOR,
-                                         VECTOR, as_batch, raise_for_status, state_status)
-from rbd_control.dynamics.api import STATE, _vectors
-from rbd_control.dynamics.errors import InputError
+                                         VECTOR, raise_for_status, state_status)
 from rbd_control.dynamics.jcalc import subspace_dot
 from rbd_control.dynamics.model import (A_ANG, A_LIN, PARAMETERS_PER_BODY, PARENT, V_ANG,
                                         V_LIN, X_E, X_R)
@@ -93,10 +92,7 @@ def regressor(model, q, qd, qdd, data=None):
 def regressor_batch(model, Q, QD, QDD, data=None):
     """regressor over N states: Q, QD, QDD are (N, nq); returns (N, nq, 10 nq)."""
     data = model._data if data is None else data
-    Q, QD, QDD = (as_batch(X, name, model.nq) for X, name in zip((Q, QD, QDD), STATE))
-    if not Q.shape == QD.shape == QDD.shape:
-        raise InputError(f"Q, QD, QDD must have the same shape, got {Q.shape}, {QD.shape}, "
-                         f"{QDD.shape}")
+    Q, QD, QDD = batch_states(model, Q, QD, QDD)
     Y = np.zeros((Q.shape[0], model.nq, P * model.nq))
     regressor_batch_kernel(Q, QD, QDD, data.no_fext, Y, *data.kernel_args)
     return Y

@@ -30,8 +30,8 @@ def test_log_cholesky_round_trip_and_every_theta_is_consistent():
     rng = np.random.default_rng(0)
     for _ in range(50):
         pi = random_body(rng)
-        np.testing.assert_allclose(log_cholesky_to_parameters(parameters_to_log_cholesky(pi, 1e-12)),
-                                   pi, rtol=1e-9, atol=1e-12)
+        theta = parameters_to_log_cholesky(pi, floor=1e-12)
+        np.testing.assert_allclose(log_cholesky_to_parameters(theta), pi, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(from_pseudo_inertia(pseudo_inertia(pi)), pi, atol=1e-15)
         theta = rng.normal(size=10) * 2
         pi_theta = log_cholesky_to_parameters(theta)
