@@ -121,11 +121,12 @@ class Controller:
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
-        """Replace the friction compensation: {joint: {"viscous": b, "coulomb": f_c}} (joints
-        not named get none), and optionally its epsilon. Raises ConfigError."""
+        """Replace the friction compensation of this model: {joint: {"viscous": b, "coulomb":
+        f_c}} (joints not named get none), optionally with another epsilon. Raises ConfigError.
+        A later set_model starts again from the config's friction (the node re-applies its
+        friction.* parameters after every model)."""
         epsilon = self.config.friction_epsilon if epsilon is None else epsilon
         compensation = self._friction_of(self.model, friction, epsilon)
-        self.config.friction, self.config.friction_epsilon = friction, epsilon
         self._plan_model = replace(self._plan_model, friction=compensation)
 
     def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
@@ -301,7 +302,8 @@ class Controller:
                                           g.kp_acc, g.kd_acc, continuous=self._continuous,
                                           acc_i=i_term / g.reference_inertia)
         ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
-        ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
+        if self._plan_model.friction.active:
+            ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
                             holding=self._plan_holding(now))

@@ -56,6 +56,8 @@ class Friction:
             object.__setattr__(self, name, value)
         if not (np.isfinite(self.epsilon) and self.epsilon > 0):
             raise InputError(f"friction epsilon must be a positive number, got {self.epsilon!r}")
+        # some joint has friction (else torque() is zero and a controller skips it)
+        object.__setattr__(self, "active", bool(np.any(self.viscous) or np.any(self.coulomb)))
 
     @classmethod
     def none(cls, joint_names, epsilon=DEFAULT_EPSILON) -> "Friction":
