@@ -44,8 +44,9 @@ setup(
     zip_safe=False,
     entry_points={
         'console_scripts': [
-            'rbd_controller = rbd_control.ros.controller_node:main',
-            'rbd_mujoco_sim = rbd_control.sim.ros_node:main',
+            # through rbd_control.cli: --help without starting, a notice before compiling
+            'rbd_controller = rbd_control.cli.controller:main',
+            'rbd_mujoco_sim = rbd_control.cli.simulator:main',
             'rbd_bringup = rbd_control.bringup:main',
             'rbd_identify = rbd_control.identification.cli:main',
         ],

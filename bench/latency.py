@@ -1,14 +1,24 @@
-"""State -> command latency and CPU use of rbd_controller (a benchmark, not a test).
+"""State -> command latency and CPU of rbd_controller against an echo node (a benchmark, not a test).
 
     source scripts/ros_env.sh
-    python bench/latency.py [--rate 1000] [--duration 20] [--mode feedforward_pd] [--no-tuning]
+    python bench/latency.py [--rate 1000] [--duration 10] [--rounds 2] [--phases quiet load]
+                            [--variants echo rbd rbd:events] [--mode feedforward_pd]
 
-Three processes, as in a real setup: rbd_controller; a publisher of sensor_msgs/JointState
-at --rate on an absolute schedule; this process, which takes the commands. The k-th command
-answers the k-th state (one executor thread, FIFO, nothing dropped - checked), so the
-latency is receive time of command k minus send time of state k, both CLOCK_MONOTONIC
-(system-wide, so comparable across processes). CPU is the node's user+system time over the
-stream divided by its wall time (1.0 = one core busy).
+Three processes per run, as in a real setup: the node under test; a publisher of
+sensor_msgs/JointState at --rate on an absolute schedule; this process, which takes the
+commands. Variants (`node[:executor]`):
+  echo   bench/echo_node.py, the floor: rclpy copies positions to a Float64MultiArray;
+  rbd    rbd_controller as shipped (tuning topics on, nobody subscribed to them).
+Variants run interleaved in rounds, so a machine whose load drifts affects all alike; the
+ratios compare each variant with the echo of the same round and phase. Phase `load` runs
+two busy loops pinned one to each of the first two CPUs for its whole duration.
+
+Every state carries its index: the echo returns it (extra_joint's position); rbd_controller
+runs feedforward_pd with zero gains, so its command is G(q_k) and decodes to k (the control
+law costs the same with zero gains). So each command is matched with the state it answers
+even when a node coalesces a backlog. Latency = receive time of the command minus send time
+of its state, both CLOCK_MONOTONIC (system-wide). CPU = the node's user+system time over the
+stream divided by its wall time (1.0 = one core).
 """
 import argparse
 import os
@@ -23,65 +33,62 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+ARM = 6                                 # joints of the default arm; states carry one extra
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rate', type=float, default=1000.0)
-    parser.add_argument('--duration', type=float, default=20.0)
+    parser.add_argument('--duration', type=float, default=10.0)
+    parser.add_argument('--rounds', type=int, default=2)
+    parser.add_argument('--phases', nargs='+', default=['quiet', 'load'], choices=['quiet', 'load'])
+    parser.add_argument('--variants', nargs='+', default=['echo', 'rbd', 'rbd:events'])
     parser.add_argument('--mode', default='feedforward_pd')
-    parser.add_argument('--no-tuning', action='store_true', help='publish_tuning:=false')
     parser.add_argument('--publisher', metavar='TIMES_FILE', help=argparse.SUPPRESS)
     parser.add_argument('--names', nargs='*', help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
+def state_positions(k, n):
+    """Arm pose of state k (distinct for every k), then k itself for extra_joint."""
+    return np.append(0.3 * np.sin(0.001 * k + np.arange(n - 1)), float(k))
+
+
 # --------------------------------------------------------------------- publisher process
 
-def handshake(node, publisher, names, ready_flag):
-    """Probe until the controller answers both this process and the receiver (only then
-    are all paths matched; states sent before are lost), flag `ready`, then give the
-    receiver a second to reset its count."""
-    import rclpy
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    answers = []
-    node.create_subscription(Float64MultiArray, '/effort_controller/commands', answers.append, 10)
-    probe = JointState(name=names)
-    probe.position = [0.0] * len(names)
-    probe.velocity = [0.0] * len(names)
-    receiver_ready = ready_flag.with_name('receiver_ready')
-    while not (answers and receiver_ready.exists()):
-        publisher.publish(probe)
-        rclpy.spin_once(node, timeout_sec=0.05)
-    ready_flag.touch()
-    time.sleep(1.0)
-
-
 def run_publisher(args):
-    """Publish states; write the send times (ns) to args.publisher."""
+    """Handshake, then publish states on schedule; write the send times (ns) to args.publisher."""
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
 
     rclpy.init()
     node = rclpy.create_node('bench_state_publisher')
     publisher = node.create_publisher(
         JointState, 'joint_states', QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
-    handshake(node, publisher, args.names, Path(args.publisher).with_name('ready'))
+    answers = []
+    node.create_subscription(Float64MultiArray, '/effort_controller/commands', answers.append, 10)
+    msg = JointState(name=args.names)
+    n = len(args.names)
+    ready = Path(args.publisher).with_name('ready')
+    while not (answers and ready.with_name('receiver_ready').exists()):  # all paths matched
+        msg.position = list(state_positions(-1, n))
+        msg.velocity = [0.0] * n
+        publisher.publish(msg)
+        rclpy.spin_once(node, timeout_sec=0.05)
+    ready.touch()
+    time.sleep(1.0)
     count = int(args.rate * args.duration)
     sent = np.zeros(count, dtype=np.int64)
-    msg = JointState()
-    msg.name = args.names
-    n = len(args.names)
     period_ns = int(1e9 / args.rate)
     start = time.monotonic_ns() + 10_000_000
     for k in range(count):
         delay = (start + k * period_ns - time.monotonic_ns()) * 1e-9
         if delay > 0:
             time.sleep(delay)
-        msg.position = list(0.3 * np.sin(0.001 * k + np.arange(n)))
-        msg.velocity = list(0.3 * np.cos(0.001 * k + np.arange(n)))
+        msg.position = list(state_positions(k, n))
+        msg.header.stamp = node.get_clock().now().to_msg()   # wall time: the node's clock
         sent[k] = time.monotonic_ns()
         publisher.publish(msg)
     np.save(args.publisher, sent)
@@ -90,63 +97,54 @@ def run_publisher(args):
     rclpy.shutdown()
 
 
-# --------------------------------------------------------------------- main process
+# --------------------------------------------------------------------- one run
 
 def cpu_seconds(pid):
     fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-def start_controller(workdir, env, args):
+def node_command(variant, workdir, args, joints):
+    """argv of the node under test."""
     import yaml
     from rbd_control.description import default_arm_urdf
+    name, _, executor = variant.partition(':')
+    executor_args = ['--executor', executor] if executor else []
+    if name == 'echo':
+        return [sys.executable, str(REPO / 'bench' / 'echo_node.py'), *executor_args]
+    zero_gains = {f'gains.{j}.{g}': 0.0 for j in joints for g in ('p', 'd')}
     params = workdir / 'params.yaml'
     params.write_text(yaml.safe_dump({'rbd_controller': {'ros__parameters': {
         'robot_description': default_arm_urdf(), 'mode': args.mode,
-        # longer than the drain below: the watchdog's safe commands must not be counted
-        'state_timeout': 10.0,
-        'publish_tuning': not args.no_tuning}}}))
-    log = open(workdir / 'controller.log', 'w')
-    return subprocess.Popen(
-        [sys.executable, '-m', 'rbd_control.ros.controller_node', '--ros-args',
-         '--params-file', str(params)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        'state_timeout': 10.0,        # the watchdog's safe commands must not be counted
+        **zero_gains}}}))
+    return [sys.executable, '-m', 'rbd_control.ros.controller_node', *executor_args,
+            '--ros-args', '--params-file', str(params)]
 
 
-def main():
-    args = parse_args()
-    if args.publisher:
-        return run_publisher(args)
-
-    env = dict(os.environ)
-    env.setdefault('ROS_DOMAIN_ID', str(random.randint(101, 232)))
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['PYTHONPATH'] = str(REPO)
-    os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
-
+def run_once(variant, args, env, names, decode):
+    """(latency in us of each answered state, states sent, node CPU fraction)."""
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import Float64MultiArray
-    from rbd_control.description import default_arm_urdf
-    from rbd_control.dynamics import load_urdf
 
-    names = list(reversed(load_urdf(default_arm_urdf()).joint_names)) + ['extra_joint']
     workdir = Path(tempfile.mkdtemp(prefix='rbd_latency_'))
-    controller = start_controller(workdir, env, args)
-
-    rclpy.init()
+    log = open(workdir / 'node.log', 'w')
+    node_process = subprocess.Popen(node_command(variant, workdir, args, names[:ARM]), env=env,
+                                    cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     node = rclpy.create_node('bench_latency')
-    received = []
+    received = []           # (receive time ns, command data)
 
-    def on_command(_msg):
-        # Stamp this one and any already queued (as the node does): a Python executor
-        # round trip per message would make this process the bottleneck.
-        received.append(time.monotonic_ns())
+    def on_command(msg):
+        # take what is already queued too: an executor round trip per message would make
+        # this process the bottleneck
+        received.append((time.monotonic_ns(), msg.data))
         while True:
             with commands.handle:
                 taken = commands.handle.take_message(Float64MultiArray, False)
             if taken is None:
                 return
-            received.append(time.monotonic_ns())
+            received.append((time.monotonic_ns(), taken[0].data))
 
     commands = node.create_subscription(
         Float64MultiArray, '/effort_controller/commands', on_command,
@@ -155,7 +153,6 @@ def main():
     publisher = subprocess.Popen(
         [sys.executable, __file__, '--publisher', str(times_file), '--rate', str(args.rate),
          '--duration', str(args.duration), '--names', *names], env=env)
-
     executor = rclpy.executors.SingleThreadedExecutor()
     executor.add_node(node)
     cpu_start = wall_start = None
@@ -164,50 +161,118 @@ def main():
             executor.spin_once(timeout_sec=0.01)
             if received:
                 (workdir / 'receiver_ready').touch()
-        end = time.monotonic() + 0.3
+            if node_process.poll() is not None:
+                raise RuntimeError(f'{variant} exited:\n{(workdir / "node.log").read_text()}')
+        end = time.monotonic() + 0.5
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
-        received.clear()                              # answers to its probes
+        received.clear()                              # answers to the probes
         while publisher.poll() is None:
             executor.spin_once(timeout_sec=0.01)
-            if received and cpu_start is None:   # the stream has reached the node
-                cpu_start, wall_start = cpu_seconds(controller.pid), time.monotonic()
-        cpu_end, wall_end = cpu_seconds(controller.pid), time.monotonic()
-        expected = int(args.rate * args.duration)
-        end = time.monotonic() + 5.0                  # a backlog may still be draining
-        while len(received) < expected and time.monotonic() < end:
+            if received and cpu_start is None:        # the stream has reached the node
+                cpu_start, wall_start = cpu_seconds(node_process.pid), time.monotonic()
+        cpu_end, wall_end = cpu_seconds(node_process.pid), time.monotonic()
+        end = time.monotonic() + 3.0                  # a backlog may still be draining
+        while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
     finally:
-        controller.send_signal(2)
+        node_process.send_signal(2)
         try:
-            controller.wait(10)
+            node_process.wait(10)
         except subprocess.TimeoutExpired:
-            controller.kill()
-            controller.wait()
+            node_process.kill()
+            node_process.wait()
+        executor.remove_node(node)
         node.destroy_node()
-        rclpy.shutdown()
-
     sent = np.load(times_file)
-    np.save(workdir / 'received.npy', np.array(received, dtype=np.int64))
-    print(f'raw times (ns, CLOCK_MONOTONIC): {workdir}/sent.npy, {workdir}/received.npy')
-    report(args, sent, np.array(received, dtype=np.int64),
-           (cpu_end - cpu_start) / (wall_end - wall_start))
+    index = decode(variant, [data for _, data in received], len(sent))
+    answered = index >= 0
+    received_ns = np.array([t for t, _ in received], dtype=np.int64)
+    latency_us = (received_ns[answered] - sent[index[answered]]) / 1e3
+    return latency_us, len(sent), (cpu_end - cpu_start) / (wall_end - wall_start)
 
 
-def report(args, sent, received, cpu):
-    print(f'rbd_controller, mode {args.mode}, tuning topics '
-          f'{"off" if args.no_tuning else "on"}, '
-          f'{args.rate:g} Hz for {args.duration:g} s')
-    print(f'states sent {len(sent)}, commands received {len(received)}')
-    if len(received) != len(sent):
-        print('  counts differ: states were dropped, latency matching is not possible')
-    else:
-        latency_us = (received - sent) / 1e3
-        p50, p99, p999 = np.percentile(latency_us, [50, 99, 99.9])
-        print(f'state -> command latency: p50 {p50:.0f} us, p99 {p99:.0f} us, '
-              f'p99.9 {p999:.0f} us, max {latency_us.max():.0f} us')
-    print(f'node CPU: {100 * cpu:.0f} % of one core')
-    print(f'machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}')
+def decoder(names, count):
+    """decode(variant, command data list, states sent) -> index of the state each answers."""
+    from rbd_control.description import default_arm_urdf
+    from rbd_control.dynamics import gravity, load_urdf
+    model = load_urdf(default_arm_urdf())
+    order = [names.index(j) for j in model.joint_names]
+    expected = np.array([gravity(model, state_positions(k, len(names))[order]) for k in range(count)])
+
+    def decode(variant, data, sent):
+        if variant.startswith('echo'):
+            return np.array([int(d[-1]) if len(d) and 0 <= d[-1] < sent else -1 for d in data])
+        index, k = np.full(len(data), -1), 0
+        for i, tau in enumerate(data):        # answers come in order: search forward
+            tau = np.asarray(tau)
+            for candidate in range(k, min(k + 5000, sent)):
+                if np.allclose(expected[candidate], tau, rtol=0, atol=1e-9):
+                    index[i], k = candidate, candidate + 1
+                    break
+        return index
+    return decode
+
+
+# --------------------------------------------------------------------- main
+
+def busy_loops():
+    """One busy process pinned to each of the first two CPUs (the `load` phase)."""
+    spin = 'import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass'
+    return [subprocess.Popen([sys.executable, '-c', spin, str(cpu)]) for cpu in range(min(2, os.cpu_count()))]
+
+
+def main():
+    args = parse_args()
+    if args.publisher:
+        return run_publisher(args)
+    env = dict(os.environ)
+    env.setdefault('ROS_DOMAIN_ID', str(random.randint(101, 232)))
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['PYTHONPATH'] = str(REPO)
+    os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
+    import rclpy
+    from rbd_control.description import default_arm_urdf
+    from rbd_control.dynamics import load_urdf
+    names = list(reversed(load_urdf(default_arm_urdf()).joint_names)) + ['extra_joint']
+    decode = decoder(names, int(args.rate * args.duration))
+    rclpy.init()
+    results = {}            # (phase, variant) -> list of (latency array, sent, cpu)
+    try:
+        for phase in args.phases:
+            loads = busy_loops() if phase == 'load' else []
+            try:
+                for _ in range(args.rounds):
+                    for variant in args.variants:
+                        results.setdefault((phase, variant), []).append(
+                            run_once(variant, args, env, names, decode))
+            finally:
+                for process in loads:
+                    process.kill()
+                    process.wait()
+    finally:
+        rclpy.try_shutdown()
+    report(args, results)
+
+
+def report(args, results):
+    print(f'{args.rate:g} Hz, {args.duration:g} s per run, {args.rounds} round(s) interleaved, '
+          f'mode {args.mode}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}')
+    print(f'{"phase":6} {"variant":14} {"p50 us":>8} {"p99 us":>8} {"max us":>8} '
+          f'{"answered":>9} {"CPU %":>6} {"p50/echo":>9} {"p99/echo":>9}')
+    for (phase, variant), runs in results.items():
+        latency = np.concatenate([r[0] for r in runs])
+        answered = len(latency) / sum(r[1] for r in runs)
+        cpu = np.median([r[2] for r in runs])
+        p50, p99 = np.percentile(latency, [50, 99]) if latency.size else (np.nan, np.nan)
+        floor = results.get((phase, 'echo'))
+        ratios = ''
+        if floor:
+            echo = np.concatenate([r[0] for r in floor])
+            f50, f99 = np.percentile(echo, [50, 99])
+            ratios = f'{p50 / f50:9.2f} {p99 / f99:9.2f}'
+        print(f'{phase:6} {variant:14} {p50:8.0f} {p99:8.0f} {latency.max(initial=0):8.0f} '
+              f'{100 * answered:8.1f}% {100 * cpu:6.1f} {ratios}')
 
 
 if __name__ == '__main__':

@@ -13,15 +13,18 @@ _rbd_setup() {
         "$python" -m venv "$venv" || return 1
         "$venv/bin/python" -m pip install -q --upgrade pip || return 1
     fi
-    echo "setup: installing requirements (ROS 2 Jazzy wheels, oracles) and rbd_control"
+    echo "setup: installing requirements (ROS 2 Jazzy wheels, colcon, oracles) and rbd_control"
     "$venv/bin/python" -m pip install -q -r "$repo/requirements/ros.txt" \
-        -r "$repo/requirements/test.txt" || return 1
+        -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" || return 1
     # Not editable: a normal install is what puts launch/, config/, urdf/ and the ament
     # index marker into share/rbd_control, which the nodes and tests look up.
     "$venv/bin/python" -m pip install -q "$repo[sim,demo]" || return 1
     # shellcheck disable=SC1091
     source "$venv/bin/activate"
     source "$repo/scripts/ros_env.sh" "$venv" || return 1
+    # control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) has no wheel: build
+    # the interfaces/ subset into the venv once (skipped when it imports, as on a ROS install).
+    bash "$repo/scripts/build_interfaces.sh" "$venv" || return 1
     # Compile the numba kernels once, into the on-disk cache of both copies a run imports: the
     # installed one (the nodes' console scripts) and the checkout (pytest). A cold compile
     # takes ~30 s; a node that had to do it at start-up would look dead to a test waiting on it.

@@ -11,13 +11,17 @@ ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
     ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
-    fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0).
+    fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0),
+    allow_nonzero_velocity_at_trajectory_end,
+    max_state_age [s] (older states soften the feedback, age_guard.py; 0 = off).
 
 Controller(model, config):
-    update(now, names, q, qd) -> Command        names in any order, extra joints ignored;
+    update(now, names, q, qd, age=None) -> Command
+                                                names in any order, extra joints ignored;
                                                 raises StateError(reason) for a bad state; a
                                                 state lacking commanded joints gets the safe
-                                                command (Command.reason says why)
+                                                command (Command.reason says why); age: the
+                                                state's age, for the age guard
     set_trajectory(trajectory, now)             raises TrajectoryError(reason)
     check_watchdog(now) -> Command | None       the safe command while states are stale
     set_mode(mode, now); set_gains(kp=, kd=, ki=, i_clamp=); set_model(model); hold(now)
@@ -25,7 +29,8 @@ Controller(model, config):
 
 Command: tau (command order, finite, clamped to effort_limit * effort_scale), desired_q,
     desired_qd, desired_qdd, error (continuous joints wrapped), feedforward, feedback (unclamped
-    parts), mode ('...' or 'safe_hold' / 'safe_zero'), joint_names, saturated, holding.
+    parts), mode ('...' or 'safe_hold' / 'safe_zero'), joint_names, saturated, holding,
+    feedback_scale (< 1 while the age guard softens the gains).
 
 JointTrajectory(joint_names, points, start_time=0.0) with
 TrajectoryPoint(positions, velocities=None, accelerations=None, effort=None, time_from_start=0.0).
@@ -37,11 +42,13 @@ Errors (errors.py): every refusal is a ControlError (a dynamics RbdError) subcla
 is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryError.
 controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
 
-Modules: trajectory (sampling, JTC semantics), path_limits (the interpolated path vs the limits),
+Modules: trajectory (sampling, JTC semantics), tolerances (JTC's path / goal tolerances),
+path_limits (the interpolated path vs the limits),
 laws (the control laws), gains (defaults from the model), safety (state validation, watchdog,
 effort limits), bounds (every plausibility bound), errors, throttle, controller (ties them
 together), config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the
-node's parameters, defined once), model_source, joint_map, angles.
+node's parameters, defined once), model_source, joint_map, angles, age_guard (late states),
+health (loop statistics for diagnostics).
 """
 from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
 from .errors import (ConfigError, ControlError, GainError, MissingJointsError, StateError,

@@ -21,7 +21,7 @@ __all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
-_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout")
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age")
 
 
 @dataclass
@@ -40,6 +40,7 @@ class ControllerConfig:
     safe_action: str = _DEFAULT("safe_action")        # 'hold' (gravity at last pose) or 'zero'
     damping: GainValue = None                     # N m s/rad, gravity_compensation only; 0
     allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
+    allow_nonzero_velocity_at_trajectory_end: bool = _DEFAULT("allow_nonzero_velocity_at_trajectory_end")
     ignore_unknown_joints: bool = True            # extra names in the state are skipped
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
@@ -51,6 +52,7 @@ class ControllerConfig:
     # {joint: {"viscous": N m s/rad, "coulomb": N m}} (identification/friction.py)
     friction: Optional[dict] = None
     friction_epsilon: float = DEFAULT_EPSILON     # rad/s: tanh smoothing of the Coulomb term
+    max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -88,6 +90,9 @@ class Command:
     saturated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     holding: bool = False                      # no trajectory in progress
     reason: str = ""                           # why a safe command was chosen, if it was
+    actual_q: np.ndarray = field(default_factory=lambda: np.zeros(0))   # the measured state
+    actual_qd: np.ndarray = field(default_factory=lambda: np.zeros(0))  # in command order
+    feedback_scale: float = 1.0                # < 1 while the state-age guard softens the gains
 
     @classmethod
     def at_rest(cls, mode, joint_names, q_hold, tau, feedforward, saturated) -> "Command":

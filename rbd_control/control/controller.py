@@ -2,6 +2,7 @@
 
     controller = Controller(model, ControllerConfig(mode="computed_torque"))
     command = controller.update(now, names, q, qd)      # every control period
+    command = controller.update(now, names, q, qd, age=age)   # with the state-age guard
     controller.set_trajectory(trajectory, now)          # on a new goal
     safe = controller.check_watchdog(now)               # every period; a Command when stale
 
@@ -21,6 +22,7 @@ from rbd_control.identification.friction import Friction
 from rbd_control.identification.parameters import with_payload
 
 from . import bounds, laws
+from .age_guard import AgeGuard
 from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
 from .errors import ControlError, MissingJointsError, brief
 from .gains import GainValue, Gains, default_gains, resolve_per_joint
@@ -52,11 +54,13 @@ class Controller:
         self.config.check()
         self.mode = self.config.mode
         self._watchdog = Watchdog(self.config.state_timeout)
+        self.age_guard = AgeGuard(self.config.max_state_age)
         self._last_state = None          # (names, q, qd) as received, for set_model
         self._q = None                   # last valid state, model order
         self._qd = None
         self._last_update = None
         self._tripped = None             # safe action in force, or None
+        self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
         self._user_gains = {field: {} for field in ("kp", "kd", "ki", "i_clamp")}  # set_gains
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
@@ -74,6 +78,13 @@ class Controller:
         """When the current trajectory reaches its last point; None when only holding."""
         end = self._plan.end_time
         return None if end == -math.inf else end
+
+    @property
+    def trajectory_generation(self) -> int:
+        """Changes whenever the motion is replaced (a new trajectory, a hold, a watchdog trip,
+        a new model), not when it moves onto a restarted clock: lets a caller tell whether
+        the trajectory it set is still the one running."""
+        return self._plan.generation
 
     @property
     def effort_limit(self) -> np.ndarray:
@@ -198,6 +209,7 @@ class Controller:
                 allow_partial=self.config.allow_partial_joints_goal,
                 position_limits=joint_map.take(np.asarray(model.position_limits)),
                 continuous=joint_map.take(np.asarray(model.continuous, dtype=bool)),
+                allow_nonzero_end_velocity=self.config.allow_nonzero_velocity_at_trajectory_end,
             )
         except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
             raise TrajectoryError(f"malformed trajectory: {exc}") from None
@@ -230,15 +242,21 @@ class Controller:
 
     # --- the control loop -------------------------------------------------------------
 
-    def update(self, now: float, names: Sequence[str], q, qd) -> Command:
-        """Compute the command for a measured state. Raises StateError for a bad state."""
+    def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None) -> Command:
+        """Compute the command for a measured state. Raises StateError for a bad state.
+
+        age: how old the state is (seconds from its measurement to now), if known; beyond
+        config.max_state_age the feedback is softened (age_guard.py)."""
         if not _finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
         try:
             q_m, qd_m = self._mapper.map(names, q, qd)
         except MissingJointsError as exc:
             return self._safe_for_missing(exc)
+        self._check_time_order(now)
         self._prepare_plan(now, q_m)
+        if age is not None and self.age_guard.observe(age, now):
+            self._hold_measured(now, q_m)   # late states cannot track a trajectory
         try:
             if self.mode == "gravity_compensation":
                 command = self._float(q_m, qd_m)
@@ -264,6 +282,20 @@ class Controller:
 
     # --- internals --------------------------------------------------------------------
 
+    def _check_time_order(self, now):
+        """A state older than the last one: out of order by up to state_timeout, it is ignored
+        (StateError, counted) and the trajectory goes on; older than that, the clock restarted
+        (a simulator reset): the plan moves onto the new clock, so the motion goes on too."""
+        last = self._last_update
+        if last is None or now >= last:
+            return
+        if last - now <= self.config.state_timeout:
+            self.ignored_old_states += 1
+            raise StateError(
+                f"state stamped {now:.6f} s is older than the last one ({last:.6f} s); ignored "
+                f"({self.ignored_old_states} so far)")
+        self._plan.shift_time(now - last)
+
     def _prepare_plan(self, now, q):
         """Before a law runs on a new state: handle a stale gap and give the plan an anchor."""
         if self._q is not None and self._tripped is None and self._watchdog.is_stale(now):
@@ -282,10 +314,11 @@ class Controller:
         self._last_update = now
 
     def _float(self, q, qd):
-        ff, fb = laws.gravity_compensation(self.model, q, qd, self._map.put(self._plan_model.damping))
+        damping = self.age_guard.scale * self._map.put(self._plan_model.damping)
+        ff, fb = laws.gravity_compensation(self.model, q, qd, damping)
         n = len(self._map)
         return self._finish(ff, fb, self._map.take(q), self._map.take(qd), np.zeros(n), np.zeros(n),
-                            integrate=False, holding=True)
+                            integrate=False, holding=True, measured=(q, qd))
 
     def _track(self, now, q, qd):
         q_d, qd_d, qdd_d, effort_d = self._plan.sample(now)
@@ -294,21 +327,23 @@ class Controller:
         g = self._model_order_gains
         # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate)
         i_term = np.clip(g.ki * self._map.put(self._integral), -g.i_clamp, g.i_clamp)
+        s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
-            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, g.kp, g.kd,
+            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full,
+                                         s * s * g.kp, s * g.kd,
                                          continuous=self._continuous, i_term=i_term)
         else:
             ff, fb = laws.computed_torque(self.model, q, qd, q_full, qd_full, qdd_full,
-                                          g.kp_acc, g.kd_acc, continuous=self._continuous,
+                                          s * s * g.kp_acc, s * g.kd_acc, continuous=self._continuous,
                                           acc_i=i_term / g.reference_inertia)
         ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
         if self._plan_model.friction.active:
             ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
-                            holding=self._plan_holding(now))
+                            holding=self._plan_holding(now), measured=(q, qd))
 
-    def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, now=None):
+    def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, measured, now=None):
         ff_c, fb_c = self._map.take(ff), self._map.take(fb)
         tau, saturated = self._limiter.clamp(ff_c + fb_c)
         if integrate:
@@ -316,13 +351,14 @@ class Controller:
         return Command(tau=tau, desired_q=np.array(q_d), desired_qd=np.array(qd_d),
                        desired_qdd=np.array(qdd_d), error=error, feedforward=ff_c, feedback=fb_c,
                        mode=self.mode, joint_names=self._joint_names, saturated=saturated,
-                       holding=holding)
+                       holding=holding, actual_q=self._map.take(measured[0]),
+                       actual_qd=self._map.take(measured[1]), feedback_scale=self.age_guard.scale)
 
     def _integrate(self, now, error, tau, saturated):
         """Integral of the position error with two anti-windup rules: no integration while
         saturated in the direction the error pushes, and |ki * integral| <= i_clamp."""
         ki, i_clamp = self.gains.ki, self.gains.i_clamp
-        if not np.any(ki > 0.0) or self._last_update is None:
+        if not np.any(ki > 0.0) or self._last_update is None or self.age_guard.engaged:
             return
         dt = now - self._last_update
         if not (0.0 < dt <= self.config.state_timeout):
@@ -372,12 +408,14 @@ class Controller:
         return Command.at_rest("safe_zero", self._joint_names, q_hold, np.zeros(n), np.zeros(n),
                                np.zeros(n, bool))
 
-    def _hold_measured(self, now):
+    def _hold_measured(self, now, q=None):
+        """Hold q (model order; default: the last accepted state) from now on."""
+        q = self._q if q is None else q
         self._integral[:] = 0.0
-        if self._q is None:
+        if q is None:
             self._plan = TrajectoryPlan(len(self._joint_names))  # re-anchored by the first state
         else:
-            self._plan.hold(self._map.take(self._q), now)
+            self._plan.hold(self._map.take(q), now)
 
     def _remap_last_state(self):
         """After a model change, keep the last state if it covers the new model's joints."""

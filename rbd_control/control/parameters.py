@@ -22,6 +22,8 @@ DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
 # A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
 # core's bound (bounds.py), so every default the core derives can be shown as a parameter.
 MAX_GAIN = MAX_KP
+# A tolerance above this is a typo (rad, m, s): 0 already means "not checked".
+MAX_TOLERANCE = 1.0e6
 # Gain parameter field -> the Gains / ControllerConfig field it sets.
 GAIN_FIELDS = {"p": "kp", "d": "kd", "i": "ki", "i_clamp": "i_clamp"}
 
@@ -164,6 +166,45 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "[ixx, ixy, ixz, iyy, iyz, izz]. Empty: a point mass.", read_only=False,
               check=_check_lengths("payload.inertia", (0, 3, 6)),
               constraint="empty, 3 or 6 finite numbers"),
+    Parameter("allow_nonzero_velocity_at_trajectory_end", "bool", False,
+              "Accept trajectories whose last point has a nonzero velocity (JTC's parameter)."),
+    Parameter("action_monitor_rate", "double", 20.0,
+              "Hz of ~/follow_joint_trajectory feedback, in control time.", **positive(1000.0)),
+    Parameter("state_publish_rate", "double", 50.0,
+              "Hz of ~/controller_state, in control time.", **positive(1000.0)),
+    Parameter("constraints.goal_time", "double", 0.0,
+              "Seconds after a goal's last point to get within its goal tolerance; 0: no limit. "
+              "Read when a goal arrives.", read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter("constraints.stopped_velocity_tolerance", "double", 0.01,
+              "Goal velocity tolerance of every joint (rad/s or m/s); 0: not checked. Read when "
+              "a goal arrives.", read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter(f"constraints.{JOINT}.trajectory", "double", 0.0,
+              "Path position tolerance of the joint while a goal runs; 0: not checked. Read "
+              "when a goal arrives.", read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter(f"constraints.{JOINT}.goal", "double", 0.0,
+              "Goal position tolerance of the joint; 0: not checked. Read when a goal arrives.",
+              read_only=False, low=0.0, high=MAX_TOLERANCE),
+    Parameter("max_state_age", "double", 0.005,
+              "Seconds. A joint state older than this when answered (node clock minus header "
+              "stamp) aborts the trajectory, holds the pose and softens the feedback until "
+              "ages stay below it for 0.5 s (age_guard.py). 0: off. The default suits the "
+              "default 8 Hz gains; the stamps must be on the node's clock (use_sim_time "
+              "with a simulator).", low=0.0, high=10.0),
+    Parameter("diagnostics_period", "double", 1.0,
+              "Seconds between /diagnostics messages (loop health). 0: no diagnostics.",
+              low=0.0, high=60.0),
+    Parameter("diagnostics.state_age_warn", "double", 0.005,
+              "/diagnostics: WARN when the p99 state age over the last second exceeds this, s.",
+              **positive(10.0)),
+    Parameter("diagnostics.state_age_error", "double", 0.02,
+              "/diagnostics: ERROR when the p99 state age over the last second exceeds this, s.",
+              **positive(10.0)),
+    Parameter("diagnostics.compute_warn", "double", 0.001,
+              "/diagnostics: WARN when the p99 time to answer a state exceeds this, s.",
+              **positive(10.0)),
+    Parameter("diagnostics.compute_error", "double", 0.005,
+              "/diagnostics: ERROR when the p99 time to answer a state exceeds this, s.",
+              **positive(10.0)),
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),

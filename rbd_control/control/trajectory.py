@@ -17,10 +17,15 @@ Semantics (JTC's, plus one deliberate improvement):
   its first point is within pi of the current desired position (shortest way round);
 - a start stamp so far in the past that the first points are already over: sampling starts
   where the trajectory is now (JTC does the same; the desired state jumps there);
-- after the last point the positions of the last point are held with zero velocity.
+- a last point with a nonzero velocity is rejected unless allowed
+  (`allow_nonzero_velocity_at_trajectory_end`, JTC's parameter; "nonzero" = above float32
+  epsilon, as JTC);
+- after the last point the desired state is the last point's position, velocity and
+  acceleration (those not given are 0), as JTC's Trajectory::sample returns it.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -38,6 +43,8 @@ __all__ = [
     "TrajectoryPoint",
     "JointTrajectory",
     "TrajectoryError",
+    "InvalidJointsError",
+    "OldTrajectoryError",
     "PiecewisePolynomial",
     "TrajectoryPlan",
     "plan_segments",
@@ -46,10 +53,21 @@ __all__ = [
 
 # Positions may sit on a limit; allow for float noise when checking waypoints against it.
 _LIMIT_TOLERANCE = 1e-6
+# JTC counts an end velocity as nonzero above std::numeric_limits<float>::epsilon().
+_END_VELOCITY_EPS = float(np.finfo(np.float32).eps)
 
 # the largest magnitude each point field may have
 _FIELD_BOUND = {"positions": MAX_PLAUSIBLE_POSITION, "velocities": MAX_PLAUSIBLE_VELOCITY,
                 "accelerations": MAX_PLAUSIBLE_ACCELERATION, "effort": MAX_PLAUSIBLE_EFFORT}
+
+
+class InvalidJointsError(TrajectoryError):
+    """The joint names are wrong: unknown, duplicated, missing (FollowJointTrajectory's
+    INVALID_JOINTS)."""
+
+
+class OldTrajectoryError(TrajectoryError):
+    """The trajectory ends before now (FollowJointTrajectory's OLD_HEADER_TIMESTAMP)."""
 
 
 @dataclass
@@ -113,16 +131,21 @@ class PiecewisePolynomial:
 
     knots: (m+1,) absolute times; coef: (m, n, 6) with q(s) = sum_k coef[.., k] s^k on segment
     i, s = t - knots[i]; effort_coef: (m, n, 2) as [value, slope]. Before knots[0] the start of
-    the first segment is returned; after knots[-1] the final positions and effort are held with
-    zero velocity and acceleration. With m = 0 it is a pure hold.
+    the first segment is returned; after knots[-1] the final point: positions, velocities,
+    accelerations (zero when not given) and effort. With m = 0 it is a pure hold.
     """
 
-    def __init__(self, knots, coef, effort_coef, final_positions, final_effort):
+    def __init__(self, knots, coef, effort_coef, final_positions, final_effort,
+                 final_velocities=None, final_accelerations=None):
         self.knots = np.asarray(knots, dtype=float)
         self.coef = np.asarray(coef, dtype=float)
         self.effort_coef = np.asarray(effort_coef, dtype=float)
         self.final_positions = np.asarray(final_positions, dtype=float)
         self.final_effort = np.asarray(final_effort, dtype=float)
+        zeros = np.zeros_like(self.final_positions)
+        self.final_velocities = zeros if final_velocities is None else np.asarray(final_velocities, dtype=float)
+        self.final_accelerations = (zeros.copy() if final_accelerations is None
+                                    else np.asarray(final_accelerations, dtype=float))
         # (m, 6, n) copy so sampling is one small matrix product per call
         self._coef_by_power = np.ascontiguousarray(self.coef.transpose(0, 2, 1))
         self._basis = np.zeros((3, 6))
@@ -148,8 +171,8 @@ class PiecewisePolynomial:
         if segment >= self.coef.shape[0] or self.is_hold:  # past the end, or a pure hold
             # (a hold is a hold at any time, also before its knot if the clock went back)
             q_out[:] = self.final_positions
-            qd_out[:] = 0.0
-            qdd_out[:] = 0.0
+            qd_out[:] = self.final_velocities
+            qdd_out[:] = self.final_accelerations
             effort_out[:] = self.final_effort
             return
         segment = max(segment, 0)
@@ -222,18 +245,18 @@ def _order_joints(joint_names, controlled, allow_partial):
     """Map the trajectory's joint names onto controlled-joint indices."""
     names = list(joint_names)
     if not names:
-        raise TrajectoryError("trajectory has no joint names")
+        raise InvalidJointsError("trajectory has no joint names")
     given = set(names)
     if len(given) != len(names):
-        raise TrajectoryError(f"duplicate joint names in trajectory: {brief(duplicates(names))}")
+        raise InvalidJointsError(f"duplicate joint names in trajectory: {brief(duplicates(names))}")
     position = {name: i for i, name in enumerate(controlled)}
     unknown = [n for n in names if n not in position]
     if unknown:
-        raise TrajectoryError(
+        raise InvalidJointsError(
             f"trajectory names joints this controller does not command: {brief(unknown)}")
     if len(names) < len(controlled) and not allow_partial:
         missing = [n for n in controlled if n not in given]
-        raise TrajectoryError(
+        raise InvalidJointsError(
             f"trajectory omits joints {brief(missing)} and allow_partial_joints_goal is false")
     return np.array([position[n] for n in names], dtype=int)
 
@@ -255,8 +278,10 @@ class ValidatedTrajectory:
 
 
 def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
-             allow_partial: bool = False, position_limits=None, continuous=None) -> ValidatedTrajectory:
-    """Check a trajectory against JTC's rules; raise TrajectoryError with the reason.
+             allow_partial: bool = False, position_limits=None, continuous=None,
+             allow_nonzero_end_velocity: bool = False) -> ValidatedTrajectory:
+    """Check a trajectory against JTC's rules; raise TrajectoryError with the reason
+    (InvalidJointsError for the joint names, OldTrajectoryError when it ends in the past).
 
     position_limits: (len(controlled), 2) or None; continuous: bool mask or None.
     """
@@ -271,12 +296,14 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     effort = _stack_field(points, "effort", n)
     if accelerations is not None and velocities is None:
         raise TrajectoryError("accelerations are given without velocities")
+    names = tuple(traj.joint_names)
+    if velocities is not None and not allow_nonzero_end_velocity:
+        _check_end_velocity(velocities[-1], names)
     times = _point_times(points)
     start = _start_time(traj.start_time, now)
     if start + times[-1] < now:
-        raise TrajectoryError(
+        raise OldTrajectoryError(
             f"trajectory ends in the past: last point at t={start + times[-1]:.6f} s, now is {now:.6f} s")
-    names = tuple(traj.joint_names)
     limits = None
     if position_limits is not None:
         limits = np.array(position_limits, dtype=float)[index]
@@ -292,6 +319,16 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     _check_plan(start + times, coef, effort_coef, limits, names)
     return ValidatedTrajectory(index, start + times, positions, velocities, accelerations, effort,
                                names, limits, coef, effort_coef)
+
+
+
+def _check_end_velocity(velocity, names):
+    moving = np.abs(velocity) > _END_VELOCITY_EPS
+    if np.any(moving):
+        j = int(np.argmax(moving))
+        raise TrajectoryError(
+            f"velocity of the last point is not zero for joint {names[j]}: {velocity[j]:.15g} "
+            "(allow_nonzero_velocity_at_trajectory_end is false)")
 
 
 def _point_times(points):
@@ -377,7 +414,10 @@ def plan_segments(checked: ValidatedTrajectory, now: float, current_q, current_q
         knots, coefs, effort_coefs = [[now]] + knots, [blend] + coefs, [blend_effort] + effort_coefs
     return PiecewisePolynomial(np.concatenate(knots), np.concatenate(coefs),
                                np.concatenate(effort_coefs), positions[-1] + shift,
-                               checked.effort[-1])
+                               checked.effort[-1],
+                               final_velocities=None if checked.velocities is None else checked.velocities[-1],
+                               final_accelerations=(None if checked.accelerations is None
+                                                    else checked.accelerations[-1]))
 
 
 def _segments(positions, velocities, accelerations, durations):
@@ -421,6 +461,7 @@ class TrajectoryPlan:
         self.n = n_joints
         # (polynomial, joint indices, scratch rows for its samples) per layer
         self._layers: list[tuple[PiecewisePolynomial, np.ndarray, np.ndarray]] = []
+        self.generation = next(_GENERATIONS)  # changes with every new motion (hold / replace)
         self._q = np.zeros(n_joints)
         self._qd = np.zeros(n_joints)
         self._qdd = np.zeros(n_joints)
@@ -439,6 +480,12 @@ class TrajectoryPlan:
     def hold(self, positions, time=0.0):
         """Hold all joints at `positions` (a new plan)."""
         self._layers = [_layer(PiecewisePolynomial.hold(positions, time), np.arange(self.n))]
+        self.generation = next(_GENERATIONS)
+
+    def shift_time(self, delta: float):
+        """Move every layer by `delta` seconds: the clock restarted, the motion goes on."""
+        for piece, _, _ in self._layers:
+            piece.knots = piece.knots + delta
 
     def replace(self, piece: PiecewisePolynomial, index: np.ndarray):
         """Let `piece` drive the joints `index`; other joints keep their current layers."""
@@ -453,6 +500,7 @@ class TrajectoryPlan:
                 kept.append(_layer(_select_joints(old, keep), old_index[keep]))
         kept.append(_layer(piece, np.asarray(index, dtype=int)))
         self._layers = kept
+        self.generation = next(_GENERATIONS)
 
     def sample(self, t):
         """Return (q, qd, qdd, effort) views valid until the next call."""
@@ -465,10 +513,15 @@ class TrajectoryPlan:
         return self._q, self._qd, self._qdd, self._effort
 
 
+# one sequence for all plans: a new plan never reuses a generation an old one had
+_GENERATIONS = itertools.count()
+
+
 def _layer(piece, index):
     return piece, index, np.zeros((4, index.size))
 
 
 def _select_joints(piece: PiecewisePolynomial, mask) -> PiecewisePolynomial:
     return PiecewisePolynomial(piece.knots, piece.coef[:, mask], piece.effort_coef[:, mask],
-                               piece.final_positions[mask], piece.final_effort[mask])
+                               piece.final_positions[mask], piece.final_effort[mask],
+                               piece.final_velocities[mask], piece.final_accelerations[mask])

@@ -9,10 +9,15 @@ Topics
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
-  out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
+  action ~/follow_joint_trajectory  control_msgs/action/FollowJointTrajectory, and
+  out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
+                                 (trajectory_action.py; off without control_msgs)
+  out  <command_topic>          std_msgs/Float64MultiArray, one per joint state answered
+                                 (after a stall, the newest queued one: intake.py),
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
                                  sensor_msgs/JointState in `joints` order (tuning.py)
+  out  /diagnostics             diagnostic_msgs/DiagnosticArray, loop health (diagnostics.py)
 
 Parameters: defined once in rbd_control/control/parameters.py (CONTROLLER_PARAMETERS);
 rbd_control/ros/parameters.py turns the table into declarations and descriptors. The
@@ -34,6 +39,7 @@ with the steady clock, and the watchdog runs on a steady timer: when a simulator
 /clock stops too, and a watchdog on ROS time would never fire.
 """
 import gc
+import math
 import sys
 import threading
 import time
@@ -46,26 +52,25 @@ from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from rbd_control.control import Controller, ControllerConfig, StateError
+from rbd_control.control import ConfigError, Controller, ControllerConfig, StateError
+from rbd_control.control.health import HealthThresholds, LoopHealth
 from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import (CONTROLLER_PARAMETERS, GAIN_FIELDS, fixed_positions,
                                             gain_field, gain_name)
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds
+from rbd_control.ros.diagnostics import DiagnosticsPublisher
+from rbd_control.ros.intake import state_age, take_newest
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
 from rbd_control.ros.model_corrections import ModelCorrections
+from rbd_control.ros import trajectory_action
 from rbd_control.ros.tuning import TuningPublisher
 from rbd_control.control.description_prepass import DescriptionPrepass
-from rbd_control.ros.guarded_inputs import TOPIC_SOURCE, GuardedInputs
+from rbd_control.ros.guarded_inputs import GuardedInputs
 from rbd_control.ros.heavy_inputs import MAX_STATE_JOINTS, too_big
 
 TABLE = CONTROLLER_PARAMETERS
-# After the executor hands over one joint state, take at most this many more that are
-# already queued: under a backlog each rclpy executor round trip (rebuilding its wait
-# set) costs more than the control step, so draining the queue directly lets a busy
-# node catch up; the cap keeps the watchdog timer and parameter services responsive.
-MAX_STATES_PER_WAKEUP = 50
 # Repeated per-message warnings at 1 kHz would drown the log.
 WARN_PERIOD_S = 2.0
 PARAMETER_SOURCE = 'the robot_description parameter'
@@ -94,13 +99,19 @@ class ControllerNode(Node):
         self._state_seen = False        # the watchdog guards a stream that has started
         self._last_stamp = None         # control time of the last answered state, and the
         self._last_arrival = None       # steady time it arrived (see _control_time)
+        self._model_warnings = ()       # load warnings of the model in use
+        self._guard_events = 0          # age-guard engagements already logged
         declare_per_joint(self, TABLE, explicit)
+        self._health = self._loop_health()
 
         self._command_msg = Float64MultiArray()
         self._command_pub = self.create_publisher(
             Float64MultiArray, self._value('command_topic'), COMMAND_QOS)
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
         self._corrections = ModelCorrections(self, self._value)   # friction.*, payload.*
+        # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
+        self._action = trajectory_action.attach(
+            self, lambda: self._controller, self._control_time, self._value)
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -114,6 +125,8 @@ class ControllerNode(Node):
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
+        if self._value('diagnostics_period') > 0:
+            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'))
         # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
         # the cyclic collector's sight, a full collection triggered by a burst of message
         # objects (a 40,000-name state) no longer walks it all while holding the GIL.
@@ -192,7 +205,24 @@ class ControllerNode(Node):
             **self._gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
-            fixed_positions=fixed_positions(value_('fixed_positions')))
+            fixed_positions=fixed_positions(value_('fixed_positions')),
+            allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
+            max_state_age=value_('max_state_age'))
+
+    def _loop_health(self):
+        thresholds = HealthThresholds(**{
+            field: self._value(f'diagnostics.{field}')
+            for field in ('state_age_warn', 'state_age_error', 'compute_warn', 'compute_error')})
+        try:
+            return LoopHealth(thresholds)
+        except ConfigError as error:
+            raise ConfigurationError(f'parameter diagnostics.{error}') from None
+
+    def _loop_report(self):
+        """(HealthReport, robot name) for /diagnostics."""
+        guard = self._controller.age_guard if self._controller is not None else None
+        name = self._controller.model.name if self._controller is not None else ''
+        return self._health.report(time.monotonic(), self._model_warnings, guard), name
 
     def _gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -244,6 +274,7 @@ class ControllerNode(Node):
             for warning in candidate.urdf_model.warnings:
                 self.get_logger().warning(f'robot {candidate.model.name!r}: {warning}')
         self._source.install(candidate, gravity)
+        self._model_warnings = tuple(candidate.urdf_model.warnings)
         if isinstance(candidate.built, Controller):
             self._controller = candidate.built
         else:
@@ -283,34 +314,38 @@ class ControllerNode(Node):
             return self._now()
         return self._last_stamp + (time.monotonic() - self._last_arrival)
 
-    def _on_joint_state(self, msg):
+    def _on_joint_state(self, msg, info):
         with self._lock:
-            self._answer_joint_state(msg)
-            for _ in range(MAX_STATES_PER_WAKEUP):
-                queued = self._take_queued_joint_state()
-                if queued is None:
-                    return
-                self._answer_joint_state(queued)
+            newest, info, skipped = take_newest(self._joint_state_sub, JointState, msg, info)
+            self._health.coalesced(skipped, time.monotonic())
+            # On sim time only the stamps count: a lockstep simulator waits for the answer, so
+            # wall-clock latency costs it nothing (intake.state_age).
+            published = (0.0 if self.get_clock().ros_time_is_active
+                         else info.get('source_timestamp', 0) * 1e-9)
+            self._answer_joint_state(newest, published)
 
-    def _take_queued_joint_state(self):
-        """The next joint state already in the subscription's queue, or None."""
-        handle = self._joint_state_sub.handle
-        with handle:
-            taken = handle.take_message(JointState, False)
-        return None if taken is None else taken[0]
-
-    def _answer_joint_state(self, msg):
+    def _answer_joint_state(self, msg, published=0.0):
+        """published: when the state was published (wall clock, s); 0 if unknown."""
         if self._controller is None:
             return
+        started = time.perf_counter()
         reason = too_big('joint state', len(msg.name), MAX_STATE_JOINTS, 'names')
         if reason:   # refused before the names are mapped
             self._inputs.warnings.warn('state_size', reason)
             return
         names, q, qd = joint_state_arrays(msg)
-        now = seconds(msg.header.stamp) or self._now()     # an unstamped state: the node clock
+        stamp = seconds(msg.header.stamp)
+        node_now = self._now()
+        now = stamp or node_now                            # an unstamped state: the node clock
+        age = state_age(node_now, stamp, time.time(), published)
+        if age is None and (stamp or published):
+            self._warn(f'joint state stamped {node_now - stamp:.3g} s from this node\'s clock: '
+                       'not on the same clock; max_state_age cannot be checked')
         try:
-            command = self._controller.update(now, names, q, qd if qd is not None else np.empty(0))
+            command = self._controller.update(
+                now, names, q, qd if qd is not None else np.empty(0), age=age)
         except StateError as error:
+            self._health.rejected_state()
             self._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}')
             return
         except Exception as error:  # a control node that dies drops the arm
@@ -320,9 +355,22 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
+        if command.feedback_scale < 1.0 and self._controller.age_guard.events != self._guard_events:
+            self._guard_events = self._controller.age_guard.events
+            self.get_logger().warning(
+                f'joint state {age * 1e3:.1f} ms old (max_state_age {self._value("max_state_age") * 1e3:g} ms):'
+                ' trajectory aborted, holding with softened gains until states are fresh for 0.5 s')
+        published = self._publish_command(command)
+        self._health.record(self._last_arrival, math.nan if age is None else age,
+                            time.perf_counter() - started)
+        self._health.clamped(command.saturated, command.joint_names, self._last_arrival)
+        if not published:
+            return
         # a safe command for a state lacking commanded joints has no "actual" to show
-        if self._publish_command(command) and self._tuning is not None and not command.reason:
+        if self._tuning is not None and not command.reason:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
+        if self._action is not None:
+            self._action.on_command(now, command, msg.header.stamp)
 
     def _on_watchdog(self):
         self._watchdog_beat = time.monotonic()
@@ -341,6 +389,7 @@ class ControllerNode(Node):
                                         throttle_duration_sec=WARN_PERIOD_S)
                 return
             if command is not None:
+                self._health.watchdog_tripped()
                 self._publish_command(command)
 
     def destroy_node(self):

@@ -98,6 +98,8 @@ class GuardedInputs:
             except RbdError as error:
                 return self._refuse('trajectory_rejected', f'trajectory rejected: {error}')
         self.notes.warn('trajectory_accepted', f'trajectory accepted: {points} points')
+        if node._action is not None:    # a topic trajectory preempts a running goal (JTC)
+            node._action.on_topic_trajectory()
 
     # ------------------------------------------------------------------ descriptions
 

@@ -1,4 +1,12 @@
-"""Starting and stopping rclpy in a process: one place for init, spin and clean-up."""
+"""Starting and stopping rclpy in a process: one place for init, spin and clean-up.
+
+The executor that runs a node's callbacks is chosen with `--executor KIND` before any
+--ros-args (bench/latency.py compares them against a trivial echo node):
+    single_threaded  rclpy.executors.SingleThreadedExecutor (rclpy's default): rebuilds its
+                     wait set in Python on every wake-up.
+    events           rclpy.experimental.EventsExecutor (rclpy >= 7.1, Jazzy): event queue and
+                     dispatch in C++, no wait-set rebuild.
+"""
 import contextlib
 import sys
 
@@ -7,10 +15,14 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from rbd_control.ros.parameters import ConfigurationError
 
+EXECUTORS = ('single_threaded', 'events')
+DEFAULT_EXECUTOR = 'single_threaded'
+
 
 def spin_node(program, make_node, args=None, on_created=None):
     """Run one node until Ctrl-C or shutdown; exit status 1 when a start-up parameter is
     unusable (ConfigurationError, printed with `program`), else 0."""
+    kind, args = executor_option(sys.argv if args is None else args)
     rclpy.init(args=args)
     try:
         node = make_node()
@@ -20,7 +32,7 @@ def spin_node(program, make_node, args=None, on_created=None):
         return 1
     if on_created is not None:
         on_created(node)
-    with _cleanup(node) as executor:
+    with _cleanup(node, kind) as executor:
         try:
             executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
@@ -38,9 +50,28 @@ def ros_session(name, args=None):
         yield executor.get_nodes()[0], executor
 
 
+def executor_option(argv):
+    """(executor kind, argv without the option) from `--executor KIND` before --ros-args."""
+    argv = list(argv)
+    end = argv.index('--ros-args') if '--ros-args' in argv else len(argv)
+    if '--executor' not in argv[:end]:
+        return DEFAULT_EXECUTOR, argv
+    at = argv.index('--executor')
+    if at + 1 >= end or argv[at + 1] not in EXECUTORS:
+        raise SystemExit(f'--executor needs one of {EXECUTORS}')
+    return argv[at + 1], argv[:at] + argv[at + 2:]
+
+
+def make_executor(kind=DEFAULT_EXECUTOR):
+    if kind == 'events':
+        from rclpy.experimental import EventsExecutor
+        return EventsExecutor()
+    return SingleThreadedExecutor()
+
+
 @contextlib.contextmanager
-def _cleanup(node):
-    executor = SingleThreadedExecutor()
+def _cleanup(node, kind=DEFAULT_EXECUTOR):
+    executor = make_executor(kind)
     executor.add_node(node)
     try:
         yield executor

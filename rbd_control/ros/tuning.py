@@ -5,7 +5,13 @@ actual q/qd + commanded effort; error q/qd; feedforward and feedback efforts (be
 clamping). JointState rather than Float64MultiArray because it names every value, so
 PlotJuggler labels curves by joint and aligns topics by stamp; rqt_plot reads
 /rbd_controller/error/position[1].
+
+A topic nobody subscribes to is not published (filling and publishing the five messages
+would cost more than the control step); subscribers are looked up every
+SUBSCRIBER_CHECK_PERIOD, so a new one gets messages within that time.
 """
+import time
+
 import numpy as np
 from rclpy.event_handler import PublisherEventCallbacks
 from sensor_msgs.msg import JointState
@@ -14,6 +20,7 @@ from rbd_control.control.joint_map import JointMap
 from rbd_control.ros.conversions import fill_joint_state
 
 TOPICS = ('desired', 'actual', 'error', 'feedforward', 'feedback')
+SUBSCRIBER_CHECK_PERIOD = 0.2   # s
 
 
 class TuningPublisher:
@@ -27,8 +34,15 @@ class TuningPublisher:
                                                    event_callbacks=quiet) for topic in TOPICS}
         self._msgs = {}              # one reused JointState per topic
         self._state_map = None       # where each controlled joint sits in the state
+        self._wanted = set()         # topics with subscribers, as of _next_check
+        self._next_check = 0.0
 
     def publish(self, command, state_stamp, names, q, qd):
+        if time.monotonic() >= self._next_check:
+            self._wanted = {t for t, pub in self._pubs.items() if pub.get_subscription_count()}
+            self._next_check = time.monotonic() + SUBSCRIBER_CHECK_PERIOD
+        if not self._wanted:
+            return
         stamp = state_stamp if (state_stamp.sec or state_stamp.nanosec) else \
             self._node.get_clock().now().to_msg()
         joints = command.joint_names
@@ -47,6 +61,8 @@ class TuningPublisher:
         self._publish('feedback', joints, stamp, effort=command.feedback)
 
     def _publish(self, topic, joints, stamp, position=(), velocity=(), effort=()):
+        if topic not in self._wanted:
+            return
         # Reusing the message saves re-validating the joint names at 1 kHz.
         msg = self._msgs.get(topic)
         if msg is None:

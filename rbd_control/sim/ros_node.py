@@ -5,6 +5,9 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
 
     in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
     in   /robot_description            std_msgs/String, transient_local (if the parameter is empty)
+    in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
+                                       torques added to the commands (tests: a blocked arm);
+                                       an empty message removes them
     out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
@@ -12,7 +15,8 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
 
 Two pacing modes:
   real time  a wall timer steps the physics so sim time follows wall time × real_time_factor;
-             one joint state per timer tick.
+             one joint state per timer tick, at most MAX_STEPS_PER_STATE steps apart: a
+             starved simulator runs slower than real time instead of skipping ahead.
   lockstep   exactly one physics step per command received, then one joint state: the run
              depends only on the commands, not on scheduling (tests, benchmarks). If no
              command comes for `lockstep_kick_period` wall seconds, the current state is
@@ -45,9 +49,15 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.sim.parameters import SIM_PARAMETERS
 from rbd_control.sim.simulator import Simulator
-# Real-time mode never runs more than this many physics steps in one tick: after a long
-# stall (debugger, overloaded CPU) sim time slips instead of fast-forwarding blindly.
-MAX_CATCH_UP_STEPS = 50
+
+# Real-time mode never runs more than this many physics steps between two joint states.
+# When this process is starved (a busy CPU, a debugger), sim time slips instead: the steps
+# the timer missed are not made up in one batch, because a batch runs open loop on one
+# command. The controller would see a state tens of milliseconds after the one it answered,
+# and the default 8 Hz gains of the 6-DoF arm lose stability past ~6 ms of loop delay
+# (bench/delay_margin.py). Gazebo and MuJoCo's `simulate` likewise run slower than real time
+# rather than skip ahead when they cannot keep up.
+MAX_STEPS_PER_STATE = 2
 
 
 class MujocoSimNode(Node):
@@ -62,6 +72,7 @@ class MujocoSimNode(Node):
         self._resync = True
         self._absorbing = False
         self.absorbed_commands = 0
+        self.slipped_steps = 0  # real time: physics steps skipped because this node lagged
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
@@ -70,6 +81,7 @@ class MujocoSimNode(Node):
             self.create_publisher(Float64, "~/command_latency", 100) if p("publish_latency") else None
         )
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
+        self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)
@@ -205,6 +217,18 @@ class MujocoSimNode(Node):
                 throttle_duration_sec=1.0,
             )
 
+    def _on_disturbance(self, msg: JointState) -> None:
+        if self._sim is None:
+            return
+        try:
+            if len(msg.name) != len(msg.effort):
+                raise ValueError(f"{len(msg.name)} names but {len(msg.effort)} efforts")
+            self._sim.set_disturbance(dict(zip(msg.name, msg.effort)))
+        except (KeyError, ValueError) as exc:
+            self.get_logger().warn(f"joint disturbance refused: {exc}")
+            return
+        self.get_logger().info(f"joint disturbance: {dict(zip(msg.name, msg.effort))}")
+
     def _kick(self) -> None:
         """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
         if self._sim is None or self._absorbing or (self._running and not self._lockstep):
@@ -222,13 +246,16 @@ class MujocoSimNode(Node):
         due = int((target - self._sim.time) / self._sim.timestep + 1e-9)
         if due <= 0:
             return
-        if due > MAX_CATCH_UP_STEPS:
-            # Fell far behind: run a bounded batch and let sim time slip by the rest, rather
-            # than race. (One step per tick here would leave a starved node crawling at a
-            # few percent of real time.)
-            due = MAX_CATCH_UP_STEPS
+        if due > MAX_STEPS_PER_STATE:
+            # Fell behind: let sim time slip by the rest (see MAX_STEPS_PER_STATE).
+            self.slipped_steps += due - MAX_STEPS_PER_STATE
+            due = MAX_STEPS_PER_STATE
             self._sim_start = self._sim.time + due * self._sim.timestep
             self._wall_start = time.monotonic()
+            self.get_logger().warning(
+                f"simulator behind real time; sim time slipped {self.slipped_steps} steps so far",
+                throttle_duration_sec=5.0,
+            )
         self._sim.step(due)
         self._publish_state()
 

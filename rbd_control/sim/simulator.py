@@ -70,6 +70,7 @@ class Simulator:
         self._commanded = joint_index(self.model, names)
         self._effort_limit = self._limits(self._commanded) if clamp_effort else None
         self._command = np.zeros(len(names))
+        self._disturbance = np.zeros(self.model.nv)
         self.rejected_commands = 0
         self._blow_ups = 0
         self.reset(initial_positions or {})
@@ -119,9 +120,23 @@ class Simulator:
     def command(self) -> np.ndarray:
         return self._command.copy()
 
+    def set_disturbance(self, torques: Mapping[str, float]) -> None:
+        """External joint torques {joint: N m} added to the command from now on: a push, or a
+        joint blocked by an obstacle. Not clamped, not reported as joint effort (that is
+        what the drive applies). An empty mapping removes them."""
+        vector = np.zeros(self.model.nv)
+        for name, value in torques.items():
+            if name not in self._reported.names:
+                raise KeyError(f"disturbance on unknown joint {name!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"disturbance on {name!r} is not finite: {value!r}")
+            vector[self._reported.dof_adr[self._reported.names.index(name)]] = float(value)
+        self._disturbance = vector
+
     def step(self, count: int = 1) -> None:
-        """Advance `count` physics steps holding the current command."""
-        self.data.qfrc_applied[:] = self._commanded.dof_vector(self._command, self.model.nv)
+        """Advance `count` physics steps holding the current command (and disturbance)."""
+        self.data.qfrc_applied[:] = (
+            self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
         for _ in range(count):
             before = self.data.time
             mujoco.mj_step(self.model, self.data)
@@ -131,7 +146,8 @@ class Simulator:
                 # jump back, and the reset must not go unnoticed.
                 self._blow_ups += 1
                 self.data.time = before + self.model.opt.timestep
-                self.data.qfrc_applied[:] = self._commanded.dof_vector(self._command, self.model.nv)
+                self.data.qfrc_applied[:] = (
+                    self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
 
     @property
     def blow_ups(self) -> int:

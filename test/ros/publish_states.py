@@ -11,12 +11,16 @@ arrives on T (a Float64MultiArray answer), which proves the subscriber has match
 back - a publisher counts a subscriber before that, and states sent meanwhile are lost.
 Then prints `ready`, waits --ready-pause seconds (for the caller to take note) and
 streams.
+
+With --late FROM TO DELAY: the states sent between FROM and TO seconds into the stream are
+stamped DELAY seconds in the past, as if they had waited in a queue (a late driver).
 """
 import argparse
 import math
 import time
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -31,6 +35,7 @@ def parse_args():
     parser.add_argument('--subscribers', type=int, default=1)
     parser.add_argument('--handshake-topic')
     parser.add_argument('--ready-pause', type=float, default=1.0)
+    parser.add_argument('--late', nargs=3, type=float, metavar=('FROM', 'TO', 'DELAY'))
     return parser.parse_args()
 
 
@@ -81,7 +86,10 @@ def main():
         if delay > 0:
             time.sleep(delay)
         phase = 0.001 * k
-        msg.header.stamp = node.get_clock().now().to_msg()
+        stamp = node.get_clock().now()
+        if args.late and args.late[0] <= k * period < args.late[1]:
+            stamp -= Duration(seconds=args.late[2])
+        msg.header.stamp = stamp.to_msg()
         msg.position = [0.3 * math.sin(phase + i) for i in range(len(args.names))]
         msg.velocity = [0.3 * math.cos(phase + i) for i in range(len(args.names))]
         publisher.publish(msg)

@@ -1,7 +1,7 @@
 """The fixtures other ROS tests build on do what they promise."""
 import os
 
-from conftest import KILLED_PROCESS_SEGMENTS, _paths_in_use, shm_segments_of
+from shm_segments import KILLED_PROCESS_SEGMENTS, paths_in_use, shm_segments_of
 
 
 def test_kill_removes_the_shm_segments_only_the_killed_participant_used(spawn_node, ros_node):
@@ -18,7 +18,7 @@ def test_kill_removes_the_shm_segments_only_the_killed_participant_used(spawn_no
     left = {s for s in segments if os.path.exists(s)}
     assert left != segments, "the participant's own segment must be gone"
     # what is left is still used by someone alive (this process, other participants)
-    assert left <= _paths_in_use()
+    assert left <= paths_in_use()
 
 
 def test_ros_env_isolates_the_session(ros_env):

@@ -1,10 +1,16 @@
 """A non-editable install must put what `ros2 launch` and ament look up into share/:
-checked on the wheel pip builds from this tree (the same files `pip install .` places)."""
+checked on the wheel pip builds from this tree (the same files `pip install .` places),
+and on the install tree of a real `colcon build`, whose controller is then started."""
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = 'rbd_control-0.1.0.data/data/'
@@ -55,3 +61,108 @@ def test_wheel_installs_share_files_ament_marker_and_console_scripts(tmp_path):
         next(n for n in names if n.endswith('.dist-info/entry_points.txt'))).decode()
     for script in ('rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup'):
         assert f'{script} = ' in entry_points
+
+
+# ---------------------------------------------------------------------- colcon
+
+COLCON_TIMEOUT = 600
+# The install tree is a fresh copy of the sources: its first start compiles the numba
+# kernels into that copy's cache (~40 s of one core, longer on a busy machine).
+FIRST_START_TIMEOUT = 600
+INSTALLED_FILES = [
+    'share/ament_index/resource_index/packages/rbd_control',
+    'share/rbd_control/package.xml',
+    'share/rbd_control/launch/arm.launch.py',
+    'share/rbd_control/launch/gazebo.launch.py',
+    'share/rbd_control/config/arm_controller.yaml',
+    'share/rbd_control/urdf/rbd_arm.urdf',
+]
+EXECUTABLES = ['rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup']
+
+
+def colcon_build(workspace):
+    """`colcon build` of a copy of this repository, merged install (install/lib/<pkg>/...)."""
+    source = workspace / 'src' / 'rbd_control'
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        '.git', 'build', 'install', 'log', '*.egg-info', '__pycache__', '.hypothesis',
+        '.pytest_cache', '.venv', 'demo_output'))
+    colcon = Path(sys.executable).with_name('colcon')
+    assert colcon.exists(), f'colcon is not installed beside {sys.executable} (requirements/build.txt)'
+    # control_msgs is installed in the environment already (scripts/build_interfaces.sh):
+    # build only this package.
+    result = subprocess.run(
+        [str(colcon), 'build', '--merge-install', '--packages-select', 'rbd_control',
+         '--event-handlers', 'console_direct+'],
+        cwd=workspace, capture_output=True, text=True, timeout=COLCON_TIMEOUT)
+    assert result.returncode == 0, f'colcon build failed:\n{result.stdout}\n{result.stderr}'
+    return workspace / 'install'
+
+
+def installed_environment(ros_env, install):
+    """ros_env with the install tree in front, as `source install/setup.bash` would give."""
+    site = install / 'lib' / f'python{sys.version_info[0]}.{sys.version_info[1]}' / 'site-packages'
+    env = dict(ros_env)
+    env['PYTHONPATH'] = str(site)                 # not the checkout: the installed copy
+    env['AMENT_PREFIX_PATH'] = f"{install}:{ros_env['AMENT_PREFIX_PATH']}"
+    return env, site
+
+
+def test_colcon_build_install_tree_and_its_controller_answers_a_joint_state(
+        tmp_path, ros_env, ros_node):
+    from ros_helpers import RELIABLE_DEEP, finite, joint_state
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    install = colcon_build(tmp_path)
+    for path in INSTALLED_FILES:
+        assert (install / path).is_file(), f'{path} missing from the colcon install tree'
+    for name in EXECUTABLES:
+        script = install / 'lib' / 'rbd_control' / name
+        assert script.is_file() and os.access(script, os.X_OK), f'{script} is not an executable'
+
+    env, site = installed_environment(ros_env, install)
+    where = subprocess.run(
+        [sys.executable, '-c', 'import rbd_control, ament_index_python as a; '
+         'print(rbd_control.__file__); print(a.get_package_share_directory("rbd_control"))'],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert where == [str(site / 'rbd_control' / '__init__.py'), str(install / 'share' / 'rbd_control')]
+
+    for name, expected in (('rbd_controller', 'constraints.<joint>.goal'),
+                           ('rbd_mujoco_sim', 'lockstep')):
+        shown = subprocess.run([str(install / 'lib/rbd_control' / name), '--help'], env=env,
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert shown.returncode == 0 and expected in shown.stdout, shown.stdout + shown.stderr
+
+    urdf = (install / 'share/rbd_control/urdf/rbd_arm.urdf').read_text()
+    params = tmp_path / 'params.yaml'
+    params.write_text(yaml.safe_dump({'rbd_controller': {'ros__parameters': {
+        'robot_description': urdf, 'state_timeout': 5.0}}}))
+    log_path = tmp_path / 'rbd_controller.log'
+    with open(log_path, 'w') as log:
+        process = subprocess.Popen(
+            [str(install / 'lib/rbd_control/rbd_controller'), '--ros-args', '--params-file',
+             str(params)], env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        states = ros_node.node.create_publisher(JointState, 'joint_states', 10)
+        commands = ros_node.collect(Float64MultiArray, '/effort_controller/commands', RELIABLE_DEEP)
+        from rbd_control.dynamics import load_urdf
+        names = list(load_urdf(urdf).joint_names)
+        probe = joint_state(names, [0.1] * len(names), [0.0] * len(names))
+        end = time.monotonic() + FIRST_START_TIMEOUT
+        while not commands:
+            assert process.poll() is None, f'rbd_controller exited:\n{log_path.read_text()}'
+            assert time.monotonic() < end, f'no answer in {FIRST_START_TIMEOUT} s:\n{log_path.read_text()}'
+            states.publish(probe)
+            ros_node.spin_for(0.2)
+        assert len(commands[0].data) == len(names) and finite(commands[0].data)
+        assert any(abs(v) > 1e-3 for v in commands[0].data), 'no gravity torque in the answer'
+        # a fresh install compiles the kernels on its first start, and says so once
+        assert log_path.read_text().count('compiling the dynamics kernels') == 1, \
+            log_path.read_text()
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -144,3 +144,27 @@ def test_a_diverging_simulation_is_counted_not_hidden(panda):
         mujoco.set_mju_user_warning(previous)
     assert sim.blow_ups >= 1
     assert any("unstable" in w for w in warnings)
+
+
+def test_a_joint_disturbance_adds_to_the_command_and_is_not_reported_as_effort(panda):
+    # the same gravity-holding command with and without an external torque on joint 4
+    model = pin.buildModelFromXML(panda)
+    names = [model.names[i] for i in range(1, model.njoints)]
+    q0 = np.array([HOME.get(n, 0.0) for n in names])
+    tau = pin.computeGeneralizedGravity(model, model.createData(), q0)
+    runs = []
+    for disturbance in ({}, {"panda_joint4": 5.0}):
+        sim = Simulator(panda, commanded_joints=names, joint_damping=False,
+                        initial_positions=dict(zip(names, q0)))
+        sim.set_command(tau)
+        sim.set_disturbance(disturbance)
+        sim.step(200)
+        runs.append(sim.state())
+    moved = runs[1].position - runs[0].position
+    assert moved[runs[1].names.index("panda_joint4")] > 0.05
+    np.testing.assert_array_equal(runs[0].effort, runs[1].effort)
+    sim.set_disturbance({})
+    with pytest.raises(KeyError, match="elbow"):
+        sim.set_disturbance({"elbow": 1.0})
+    with pytest.raises(ValueError, match="not finite"):
+        sim.set_disturbance({"panda_joint4": float("nan")})

@@ -1,0 +1,82 @@
+"""State-age guard: soften the feedback while the states being answered are old.
+
+A feedback loop of bandwidth w (rad/s) loses the phase w * tau to a loop delay tau; a PD loop
+of phase margin PM turns unstable once w_c * tau > PM (w_c its crossover). The default gains
+(8 Hz, critically damped at each joint's lightest pose, gains.py) leave the default arm a
+margin of about 6 ms (bench/delay_margin.py), and a busy computer delays states by that much.
+
+The age of a state is `now - stamp` at the moment the controller answers it. While it exceeds
+`max_state_age`, the guard is *engaged* and the controller (controller.py):
+  - aborts the trajectory and holds the pose measured when the guard engaged (as the
+    watchdog's hold does: a trajectory cannot be tracked on late states);
+  - keeps the model term (gravity at the measured pose, or the inverse dynamics of the hold)
+    and softens the feedback: the bandwidth is scaled by
+        s = max_state_age / worst_age       (worst_age: the largest age since engaging)
+    i.e. Kp -> s^2 Kp, Kd -> s Kd (and the acceleration gains of computed_torque, the damping
+    of gravity_compensation likewise), so w * age stays at the w * max_state_age the gains
+    were chosen for; the integral term is reset and frozen.
+Softened gains rather than gravity plus damping: damping alone has no restoring stiffness, so
+a knocked arm floats away from its pose and stays there; softened gains bring it back. With
+the knock of bench/delay_margin.py and 20 ms of delay, gravity plus damping (sized for a
+phase lag of pi/8 to pi/4 at that delay) let the arm wander 0.18 to 1.3 rad; softened gains
+0.14 rad, back to within 2e-3 rad after 3 s.
+The guard disengages, and the full gains return, once ages have stayed at or below
+max_state_age for `recovery_time` seconds. max_state_age = 0 disables the guard. Its default
+(the parameter table, parameters.py) is 5 ms: the default gains' 50 rad/s times 5 ms is
+0.25 rad of phase, within the margin bench/delay_margin.py measures.
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["AgeGuard", "DEFAULT_RECOVERY_TIME"]
+
+DEFAULT_RECOVERY_TIME = 0.5
+
+
+class AgeGuard:
+    """Tracks state ages; engaged while they exceed max_state_age (see the module doc)."""
+
+    def __init__(self, max_state_age: float, recovery_time: float = DEFAULT_RECOVERY_TIME):
+        self.max_state_age = float(max_state_age)
+        self.recovery_time = float(recovery_time)
+        self.engaged = False
+        self.events = 0              # times the guard engaged
+        self.engaged_states = 0      # states answered with softened feedback
+        self.worst_age = 0.0         # largest age in the current (or last) episode
+        self._fresh_since = None     # time of the first fresh state while engaged
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_state_age > 0.0
+
+    @property
+    def scale(self) -> float:
+        """Feedback bandwidth scale s in (0, 1]: 1 unless engaged."""
+        if not self.engaged:
+            return 1.0
+        return min(1.0, self.max_state_age / self.worst_age)
+
+    def observe(self, age: float, now: float) -> bool:
+        """Account for one state of this age answered at `now`; True if the guard engaged
+        just now (the caller then aborts its trajectory)."""
+        if not self.enabled or not math.isfinite(age):
+            return False
+        if age > self.max_state_age:
+            self._fresh_since = None
+            if self.engaged:
+                self.worst_age = max(self.worst_age, age)
+            else:
+                self.engaged, self.worst_age = True, age
+                self.events += 1
+                self.engaged_states += 1
+                return True
+        elif self.engaged:
+            if self._fresh_since is None or now < self._fresh_since:  # (a clock jumped back)
+                self._fresh_since = now
+            if now - self._fresh_since >= self.recovery_time:
+                self.engaged, self._fresh_since = False, None
+                return False
+        if self.engaged:
+            self.engaged_states += 1
+        return False

@@ -1,0 +1,136 @@
+"""The state-age guard: softened feedback while states are old, recovery, and what it buys
+in a loop with delay (MuJoCo plant, simulated time only)."""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from conftest import make_plant
+from rbd_control.control import ConfigError, Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
+from rbd_control.control.age_guard import AgeGuard
+from rbd_control.dynamics import gravity
+
+Q0 = np.array([0.0, -0.8, 1.4, -0.6, 0.5, 0.0])   # the default arm's home pose
+ZERO = np.zeros(6)
+
+
+@pytest.fixture()
+def names(arm_model):
+    return arm_model.joint_names
+
+
+# --- AgeGuard alone ----------------------------------------------------------------------
+
+def test_guard_engages_above_max_age_and_scales_by_the_worst_age():
+    guard = AgeGuard(max_state_age=0.005, recovery_time=0.5)
+    assert not guard.observe(0.004, 0.0) and guard.scale == 1.0
+    assert guard.observe(0.010, 0.001)               # engaged just now
+    assert guard.engaged and guard.events == 1 and guard.scale == pytest.approx(0.5)
+    assert not guard.observe(0.020, 0.002)            # still engaged, not a new event
+    assert guard.scale == pytest.approx(0.25)
+    assert not guard.observe(0.010, 0.003)            # softer never relaxes within an episode
+    assert guard.scale == pytest.approx(0.25) and guard.engaged_states == 3
+
+
+def test_guard_recovers_after_fresh_states_for_the_recovery_time():
+    guard = AgeGuard(max_state_age=0.005, recovery_time=0.5)
+    guard.observe(0.1, 0.0)
+    guard.observe(0.001, 0.1)
+    guard.observe(0.001, 0.5)
+    assert guard.engaged                               # fresh for 0.4 s only
+    guard.observe(0.1, 0.55)                           # a late one restarts the wait
+    guard.observe(0.001, 0.6)
+    guard.observe(0.001, 1.05)
+    assert guard.engaged
+    guard.observe(0.001, 1.1)
+    assert not guard.engaged and guard.scale == 1.0 and guard.events == 1
+    guard.observe(0.1, 1.2)
+    assert guard.events == 2 and guard.scale == pytest.approx(0.05)
+
+
+def test_guard_survives_a_clock_jumping_back():
+    guard = AgeGuard(max_state_age=0.005, recovery_time=0.5)
+    guard.observe(0.1, 10.0)
+    guard.observe(0.001, 10.1)
+    guard.observe(0.001, 0.0)                          # a restarted simulator's clock
+    guard.observe(0.001, 0.4)
+    assert guard.engaged
+    guard.observe(0.001, 0.5)
+    assert not guard.engaged
+
+
+def test_guard_off_at_zero_and_ignores_unknown_ages():
+    off = AgeGuard(max_state_age=0.0)
+    assert not off.observe(10.0, 0.0) and not off.engaged
+    on = AgeGuard(max_state_age=0.005)
+    assert not on.observe(float("nan"), 0.0) and not on.engaged
+
+
+@pytest.mark.parametrize("value", [-0.001, float("nan"), float("inf"), "x"])
+def test_bad_max_state_age_is_rejected(arm_model, value):
+    with pytest.raises(ConfigError, match="max_state_age"):
+        Controller(arm_model, ControllerConfig(max_state_age=value))
+
+
+# --- through the Controller --------------------------------------------------------------
+
+def test_old_state_softens_the_feedback_and_aborts_the_trajectory(arm_model, names):
+    controller = Controller(arm_model, ControllerConfig(mode="feedforward_pd", max_state_age=0.005, state_timeout=10.0))
+    controller.update(0.0, names, Q0, ZERO, age=0.001)
+    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=1)]), 0.0)
+    assert not controller.update(0.5, names, Q0, ZERO, age=0.001).holding
+
+    q = Q0 + 0.01
+    late = controller.update(0.6, names, q, ZERO, age=0.020)
+    assert late.holding and late.feedback_scale == pytest.approx(0.25)
+    np.testing.assert_allclose(late.desired_q, q)     # holds the pose measured on engaging
+    later = controller.update(0.61, names, Q0, ZERO, age=0.020)
+    g = controller.gains
+    expected = gravity(arm_model, Q0) + 0.25**2 * g.kp * (q - Q0)
+    np.testing.assert_allclose(later.feedforward + later.feedback, expected, atol=1e-9)
+    assert controller.trajectory_end_time is None
+
+    for k in range(1, 7):                              # fresh again for 0.6 s
+        recovered = controller.update(0.61 + 0.1 * k, names, Q0, ZERO, age=0.001)
+    assert recovered.feedback_scale == 1.0
+    np.testing.assert_allclose(recovered.feedback, g.kp * (q - Q0), atol=1e-9)
+    assert controller.age_guard.events == 1
+
+
+def test_without_an_age_the_guard_never_engages(arm_model, names):
+    controller = Controller(arm_model, ControllerConfig(max_state_age=0.005))
+    assert controller.update(0.0, names, Q0, ZERO).feedback_scale == 1.0
+    assert controller.age_guard.events == 0
+
+
+# --- a loop with delay -------------------------------------------------------------------
+
+def excursion_with_delay(arm_urdf, arm_model, delay_steps, max_state_age, seconds=2.0):
+    """Hold home, knock every joint (+0.2 rad/s) at 0.2 s; every command reaches the plant
+    delay_steps (ms) after its state. The largest excursion from home in rad."""
+    plant = make_plant(arm_urdf, arm_model.joint_names)
+    plant.reset(Q0)
+    controller = Controller(arm_model, ControllerConfig(max_state_age=max_state_age))
+    in_flight = collections.deque([gravity(arm_model, Q0)] * delay_steps)
+    largest = 0.0
+    for step in range(int(seconds * 1000)):
+        q, qd = plant.state()
+        largest = max(largest, np.abs(q - Q0).max())
+        if largest > 10.0:
+            return np.inf
+        tau = controller.update(plant.time, arm_model.joint_names, q, qd, age=delay_steps * 1e-3).tau
+        in_flight.append(tau)
+        if step == 200:
+            plant.data.qvel[:] += 0.2
+        plant.step(in_flight.popleft())
+    return largest
+
+
+def test_default_gains_lose_stability_at_15_ms_of_delay_and_the_guard_restores_it(arm_urdf, arm_model):
+    unguarded = excursion_with_delay(arm_urdf, arm_model, 15, max_state_age=0.0)
+    guarded = excursion_with_delay(arm_urdf, arm_model, 15, max_state_age=0.005)
+    print(f"15 ms delay: excursion {unguarded:.3g} rad without the guard, {guarded:.3g} rad with it")
+    assert unguarded > 1.0
+    assert guarded < 0.1
