@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
 
 _TEST_DIR = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _load(relative: str, name: str):
+    # the module's own folder first on sys.path, as pytest does for a conftest it loads itself
+    # (test/ros/conftest.py imports its sibling shm_segments)
+    folder = str((_TEST_DIR / relative).parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(name, _TEST_DIR / relative)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -29,8 +29,10 @@ TIMEOUT = 5.0
 
 
 def parameters(mode):
+    # max_state_age 0: the oracle is fed no state ages, so a busy machine must not soften the
+    # node's gains (test/ros/test_loop_health.py tests the guard)
     values = {"robot_description": URDF, "mode": mode, "state_timeout": TIMEOUT,
-              "payload.link": PAYLOAD["link"], "payload.mass": PAYLOAD["mass"],
+              "max_state_age": 0.0, "payload.link": PAYLOAD["link"], "payload.mass": PAYLOAD["mass"],
               "payload.com": PAYLOAD["com"]}
     for joint, fields in FRICTION.items():
         values.update({f"friction.{joint}.{f}": v for f, v in fields.items()})
