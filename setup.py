@@ -39,6 +39,7 @@ setup(
     extras_require={
         'sim': ['mujoco'],
         'demo': ['matplotlib'],
+        'identify': ['matplotlib', 'rosbags'],
     },
     zip_safe=False,
     entry_points={
@@ -47,6 +48,7 @@ setup(
             'rbd_controller = rbd_control.cli.controller:main',
             'rbd_mujoco_sim = rbd_control.cli.simulator:main',
             'rbd_bringup = rbd_control.bringup:main',
+            'rbd_identify = rbd_control.identification.cli:main',
         ],
     },
 )

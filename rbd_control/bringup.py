@@ -108,6 +108,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--lockstep", action="store_true", help="one physics step per command")
     parser.add_argument("--demo-trajectory", action="store_true", help="send one demo trajectory")
     parser.add_argument("--duration", type=float, help="stop after this many wall seconds")
+    parser.add_argument("--excite", type=float, metavar="SECONDS",
+                        help="run an excitation trajectory this long, record it, stop (excite.py)")
+    parser.add_argument("--record", type=Path, default=Path("excitation.npz"),
+                        help="where --excite writes the recording (default: excitation.npz)")
     parser.add_argument("--log-dir", type=Path, help="keep the nodes' logs here (default: a temp dir)")
     parser.add_argument(
         "--no-joint-damping", action="store_true", help="ignore URDF <dynamics> in the simulator"
@@ -125,7 +129,7 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
     return BringupConfig(
         urdf=urdf,
         config_file=args.config or find_config_file(),
-        mode=args.mode,
+        mode=args.mode or ("feedforward_pd" if args.excite else None),
         lockstep=args.lockstep,
         initial_positions={} if args.description else dict(DEFAULT_ARM_HOME),
         joint_damping=not args.no_joint_damping,
@@ -151,6 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         watcher = _LoopWatcher(node)
         trajectory_pub = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10)
         sent = not args.demo_trajectory
+        excitation = None
+        if args.excite:
+            from rbd_control.excite import Excitation
+            excitation = Excitation(node, config.urdf, args.excite, args.record, config.joints())
         started = time.monotonic()
         with Bringup(config) as bringup:
             print(f"rbd_bringup: logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
@@ -165,6 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         trajectory_pub.publish(joint_trajectory_msg(joints, demo_waypoints(home, joints)))
                         print("rbd_bringup: demo trajectory sent", flush=True)
                         sent = True
+                    if excitation is not None and watcher.commands > 100:
+                        if excitation.started is None:
+                            excitation.start()
+                        elif excitation.poll():
+                            break
                     watcher.report()
             except (KeyboardInterrupt, ExternalShutdownException):
                 pass

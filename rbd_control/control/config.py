@@ -8,6 +8,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from rbd_control.identification.friction import DEFAULT_EPSILON
+
 from .bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
 from .gains import GainValue, Gains
 from .joint_map import JointMap
@@ -46,6 +48,10 @@ class ControllerConfig:
     # {joint: position} for model joints that are neither commanded nor in the joint states
     # (a locked torso joint, a gripper); the rest of those use the URDF zero. Warned once.
     fixed_positions: Optional[Mapping[str, float]] = None
+    # joint friction added to the tracking modes' feedforward at the desired velocity:
+    # {joint: {"viscous": N m s/rad, "coulomb": N m}} (identification/friction.py)
+    friction: Optional[dict] = None
+    friction_epsilon: float = DEFAULT_EPSILON     # rad/s: tanh smoothing of the Coulomb term
     max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
 
     def check(self):
@@ -109,6 +115,7 @@ class ModelPlan:
     gains: Gains                     # defaults with the config's overrides, command order
     damping: np.ndarray              # command order
     fixed_positions: np.ndarray      # model order: for joints missing from the states
+    friction: object = None          # identification.Friction, model order
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,14 @@ in command order (`controller.joint_names`). No rclpy here.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 from rbd_control.dynamics import RbdError, gravity
+from rbd_control.identification.friction import Friction
+from rbd_control.identification.parameters import with_payload
 
 from . import bounds, laws
 from .age_guard import AgeGuard
@@ -107,14 +110,15 @@ class Controller:
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
         return ModelPlan(model, joint_map, effort_limit, gains, damping,
-                         self._fixed_positions(model))
+                         self._fixed_positions(model), self._friction_of(
+                             model, self.config.friction, self.config.friction_epsilon))
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
         Drops any trajectory; joints that persist keep their current gains."""
         plan = model if isinstance(model, ModelPlan) else self.prepare_model(model)
         gains = self._with_user_gains(plan.gains, plan.joints.names)
-        self.model = plan.model
+        self.model = self._bare_model = plan.model
         self._plan_model = plan
         self._map = plan.joints
         self._joint_names = plan.joints.names
@@ -126,6 +130,27 @@ class Controller:
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._remap_last_state()
+
+    def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
+        """Replace the friction compensation of this model: {joint: {"viscous": b, "coulomb":
+        f_c}} (joints not named get none), optionally with another epsilon. Raises ConfigError.
+        A later set_model starts again from the config's friction (the node re-applies its
+        friction.* parameters after every model)."""
+        epsilon = self.config.friction_epsilon if epsilon is None else epsilon
+        compensation = self._friction_of(self.model, friction, epsilon)
+        self._plan_model = replace(self._plan_model, friction=compensation)
+
+    def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
+        """Carry a rigid payload on `link` from now on (replacing any earlier one; link None
+        or mass 0 removes it): mass in kg, com and inertia (about the COM: 3 moments or 3x3) in
+        the link frame. Gains and the trajectory in progress are kept. Raises ConfigError."""
+        if link is None:
+            self.model = self._bare_model
+            return
+        try:
+            self.model = with_payload(self._bare_model, link, mass, com, inertia)
+        except (RbdError, TypeError) as exc:
+            raise ConfigError(f"payload rejected: {exc}") from None
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
@@ -177,7 +202,7 @@ class Controller:
         result to install_trajectory on the control thread."""
         if not _finite(received):
             raise TrajectoryError(f"receive time is not finite: {received!r}")
-        model, joint_map = self.model, self._map
+        model, joint_map = self._bare_model, self._map   # limits are the URDF's, payload or not
         try:
             checked = validate(
                 trajectory, joint_map.names, received,
@@ -192,7 +217,7 @@ class Controller:
 
     def install_trajectory(self, goal: CheckedGoal, now: float):
         """Blend a checked trajectory in from the current desired state: O(joints)."""
-        if goal.model is not self.model or goal.joint_names != self._joint_names:
+        if goal.model is not self._bare_model or goal.joint_names != self._joint_names:
             raise TrajectoryError("the robot model changed while the trajectory was checked")
         self._check_can_follow(now)
         checked = goal.checked
@@ -312,6 +337,8 @@ class Controller:
                                           s * s * g.kp_acc, s * g.kd_acc, continuous=self._continuous,
                                           acc_i=i_term / g.reference_inertia)
         ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
+        if self._plan_model.friction.active:
+            ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
                             holding=self._plan_holding(now), measured=(q, qd))
@@ -446,6 +473,13 @@ class Controller:
             else:
                 fill[position[joint]] = float(value)
         return fill
+
+    @staticmethod
+    def _friction_of(model, friction, epsilon) -> Friction:
+        try:
+            return Friction.from_dict(model.joint_names, friction or {}, epsilon)
+        except (RbdError, AttributeError, TypeError) as exc:
+            raise ConfigError(f"friction: {exc}") from None
 
     def _effort_limits(self, model, joint_map):
         joints = joint_map.names

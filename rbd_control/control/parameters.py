@@ -6,11 +6,14 @@ list is generated from it (python -m rbd_control.parameter_docs).
 """
 import math
 
+from rbd_control.identification.friction import DEFAULT_EPSILON
+
 from .bounds import MAX_KP
 from .parameter_table import JOINT, Parameter, ParameterTable, finite_number, not_empty, positive
 
 __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
-           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions"]
+           "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions",
+           "friction_name"]
 
 MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
@@ -79,6 +82,21 @@ def _check_fixed_positions(value):
     return None
 
 
+def friction_name(joint: str, field: str) -> str:
+    return f"friction.{joint}.{field}"
+
+
+def _check_lengths(name, lengths):
+    def check(value):
+        values = list(value or [])
+        if len(values) not in lengths:
+            return f"{name} needs {' or '.join(map(str, lengths))} values, got {len(values)}"
+        if not all(finite_number(v) for v in values):
+            return f"{name} values must be finite numbers"
+        return None
+    return check
+
+
 def _gain(field, meaning):
     return Parameter(
         gain_name(JOINT, field), "double", None,
@@ -123,6 +141,31 @@ CONTROLLER_PARAMETERS = ParameterTable([
               check=_check_fixed_positions, constraint="'joint=finite number' entries"),
     Parameter("publish_tuning", "bool", True,
               "Publish ~/desired, ~/actual, ~/error, ~/feedforward, ~/feedback."),
+    Parameter(friction_name(JOINT, "viscous"), "double", 0.0,
+              "Viscous friction b of the joint, N m s/rad (N s/m): b * qd_desired is added to "
+              "the tracking modes' feedforward (rbd_identify writes it).", read_only=False,
+              low=0.0, high=MAX_GAIN),
+    Parameter(friction_name(JOINT, "coulomb"), "double", 0.0,
+              "Coulomb friction f_c of the joint, N m (N): f_c * tanh(qd_desired / "
+              "friction.epsilon) is added to the tracking modes' feedforward.", read_only=False,
+              low=0.0, high=MAX_GAIN),
+    Parameter("friction.epsilon", "double", DEFAULT_EPSILON,
+              "Velocity (rad/s, m/s) over which the Coulomb term reaches f_c (tanh).",
+              read_only=False, low=0.0, high=10.0, low_open=True),
+    Parameter("payload.link", "string", "",
+              "Link carrying a payload the URDF does not have. Empty: no payload.",
+              read_only=False),
+    Parameter("payload.mass", "double", 0.0, "Payload mass, kg.", read_only=False, low=0.0,
+              high=1.0e4),
+    Parameter("payload.com", "double_array", None,
+              "Payload centre of mass [x, y, z] in the link frame, m. Empty: the link origin.",
+              read_only=False, check=_check_lengths("payload.com", (0, 3)),
+              constraint="empty or 3 finite numbers"),
+    Parameter("payload.inertia", "double_array", None,
+              "Payload inertia about its centre of mass, link frame, kg m^2: [ixx, iyy, izz] or "
+              "[ixx, ixy, ixz, iyy, iyz, izz]. Empty: a point mass.", read_only=False,
+              check=_check_lengths("payload.inertia", (0, 3, 6)),
+              constraint="empty, 3 or 6 finite numbers"),
     Parameter("allow_nonzero_velocity_at_trajectory_end", "bool", False,
               "Accept trajectories whose last point has a nonzero velocity (JTC's parameter)."),
     Parameter("action_monitor_rate", "double", 20.0,

@@ -117,13 +117,19 @@ def coriolis_matrix(model, q, qd, data=None):
     return C
 
 
-def rnea_batch(model, Q, QD, QDD, data=None):
-    """rnea over N states: Q, QD, QDD are (N, nq); returns (N, nq)."""
-    data = model._data if data is None else data
+def batch_states(model, Q, QD, QDD):
+    """Q, QD, QDD as (N, nq) finite float64 arrays of one shape; InputError otherwise."""
     Q, QD, QDD = (as_batch(X, name, model.nq) for X, name in zip((Q, QD, QDD), STATE))
     if not Q.shape == QD.shape == QDD.shape:
         raise InputError(f"Q, QD, QDD must have the same shape, got {Q.shape}, {QD.shape}, "
                          f"{QDD.shape}")
+    return Q, QD, QDD
+
+
+def rnea_batch(model, Q, QD, QDD, data=None):
+    """rnea over N states: Q, QD, QDD are (N, nq); returns (N, nq)."""
+    data = model._data if data is None else data
+    Q, QD, QDD = batch_states(model, Q, QD, QDD)
     TAU = np.empty_like(Q)
     rnea_batch_kernel(Q, QD, QDD, NO_FEXT, TAU, *data.kernel_args)
     return TAU

@@ -41,6 +41,8 @@ COM_MOMENT = 5   # h = m c, first moment of mass about the body origin
 IBAR = 6         # rows 6..8: rotational inertia about the body origin
 MASS = 9         # m in column 0
 BODY_ROWS = 10
+PARAMETERS_PER_BODY = 10                                      # pi_i, see inertial_parameters
+IBAR_ENTRIES = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))  # Ibar in pi_i[4:10]
 
 # rows of md[i] after the body's constants
 TOPOLOGY = 10    # (parent, joint type, aligned axis) as floats, columns named above
@@ -128,6 +130,33 @@ class Model:
         from .errors import InputError
         from .urdf_checks import checked_gravity
         return replace(self, gravity=checked_gravity(gravity, InputError))
+
+    # Inertial parameters pi: 10 per body in joint order, Pinocchio's dynamic-parameter order
+    # (Inertia::toDynamicParameters): m, h = m c (3), Ibar about the body origin (xx, xy, yy,
+    # xz, yz, zz), all in body coordinates. tau = Y(q, qd, qdd) pi (identification.regressor).
+    def inertial_parameters(self) -> np.ndarray:
+        pi = np.empty((self.nq, PARAMETERS_PER_BODY))
+        pi[:, 0] = self.bodies[:, MASS, 0]
+        pi[:, 1:4] = self.bodies[:, COM_MOMENT]
+        for k, (row, col) in enumerate(IBAR_ENTRIES):
+            pi[:, 4 + k] = self.bodies[:, IBAR + row, col]
+        return pi.reshape(-1)
+
+    def with_inertial_parameters(self, pi) -> "Model":
+        """A copy with the bodies' inertias replaced by pi (checked for shape and finiteness
+        only: physical consistency is identification.parameters.check_physical)."""
+        values = np.array(pi, dtype=np.float64).reshape(-1)
+        if values.shape != (PARAMETERS_PER_BODY * self.nq,) or not np.all(np.isfinite(values)):
+            from .errors import InputError
+            raise InputError(f"pi must be {PARAMETERS_PER_BODY * self.nq} finite numbers "
+                             f"(10 per body), got shape {np.shape(pi)}")
+        values = values.reshape(self.nq, PARAMETERS_PER_BODY)
+        bodies = np.array(self.bodies)
+        bodies[:, MASS, 0] = values[:, 0]
+        bodies[:, COM_MOMENT] = values[:, 1:4]
+        for k, (row, col) in enumerate(IBAR_ENTRIES):
+            bodies[:, IBAR + row, col] = bodies[:, IBAR + col, row] = values[:, 4 + k]
+        return replace(self, bodies=bodies)
 
     def __repr__(self):
         return f"Model({self.name!r}, nq={self.nq}, joints={list(self.joint_names)})"

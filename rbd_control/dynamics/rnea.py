@@ -27,7 +27,12 @@ def base_acceleration(md, E):
 @jit
 def body_force(md, i, w, v, dw, dv):
     """f^B_i = I_i a_i + v_i x* I_i v_i   (eq. 5.9)"""
-    m, h, Ibar = md[i, MASS, 0], vec(md, i, COM_MOMENT), mat(md, i, IBAR)
+    return inertia_force(md[i, MASS, 0], vec(md, i, COM_MOMENT), mat(md, i, IBAR), w, v, dw, dv)
+
+
+@jit
+def inertia_force(m, h, Ibar, w, v, dw, dv):
+    """f = I a + v x* I v for the inertia I = (m, h, Ibar); linear in (m, h, Ibar)"""
     momentum_n, momentum_f = inertia_times(m, h, Ibar, w, v)
     n, f = inertia_times(m, h, Ibar, dw, dv)
     bias_n, bias_f = cross_force(w, v, momentum_n, momentum_f)

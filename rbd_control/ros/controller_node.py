@@ -63,6 +63,7 @@ from rbd_control.ros.intake import state_age, take_newest
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
+from rbd_control.ros.model_corrections import ModelCorrections
 from rbd_control.ros import trajectory_action
 from rbd_control.ros.tuning import TuningPublisher
 from rbd_control.control.description_prepass import DescriptionPrepass
@@ -107,6 +108,7 @@ class ControllerNode(Node):
         self._command_pub = self.create_publisher(
             Float64MultiArray, self._value('command_topic'), COMMAND_QOS)
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
+        self._corrections = ModelCorrections(self, self._value)   # friction.*, payload.*
         # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
         self._action = trajectory_action.attach(
             self, lambda: self._controller, self._control_time, self._value)
@@ -190,6 +192,9 @@ class ControllerNode(Node):
                     gains[core][joint] = parameter.value
         if self._controller is not None and any(gains.values()):
             self._controller.set_gains(**{core: v or None for core, v in gains.items()})
+        names = [p.name for p in parameters]
+        if self._controller is not None and self._corrections.concerns(names):
+            self._corrections.apply(self._controller, names)
 
     def _config(self):
         """ControllerConfig from the parameters (gains: those with a value)."""
@@ -253,6 +258,7 @@ class ControllerNode(Node):
             self.set_parameters(fill)
         finally:
             self._filling = False
+        self._corrections.apply(self._controller)
 
     # ------------------------------------------------------------------ model
 

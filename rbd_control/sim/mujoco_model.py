@@ -282,6 +282,8 @@ def _attach_payload(spec: mujoco.MjSpec, payload: Payload) -> None:
         raise KeyError(f"payload link {payload.link!r} is not a body in the model")
     body = parent.add_body(name=f"payload_{payload.link}_{len(spec.bodies)}")
     body.pos = list(map(float, payload.com))
+    body.ipos = [0.0, 0.0, 0.0]   # the mass centre is the body origin (MuJoCo 4 would copy pos)
+    body.iquat = [1.0, 0.0, 0.0, 0.0]
     body.mass = float(payload.mass)
     body.inertia = list(map(float, payload.inertia))
     body.explicitinertial = True

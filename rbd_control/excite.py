@@ -1,0 +1,94 @@
+"""rbd_bringup --excite SECONDS --record FILE: run an excitation trajectory on the robot and
+record /joint_states for rbd_identify.
+
+The trajectory is identification.excitation_trajectory for the robot description (finite
+Fourier series within the URDF limits, optimised for the condition number), preceded by a
+LEAD_IN_S move from wherever the arm is to its start, sent to rbd_controller as one
+JointTrajectory. Every /joint_states message (position, velocity, effort) until it has ended
+goes to FILE (.npz: joints, t, q, qd, tau), which `rbd_identify --recording FILE` reads.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from rbd_control.dynamics import load_urdf
+from rbd_control.identification import excitation_trajectory
+from rbd_control.identification.recording import Recording
+from rbd_control.ros.conversions import joint_trajectory_msg, seconds
+
+LEAD_IN_S = 3.0        # from the current pose to the excitation's start, at rest
+SETTLE_S = 0.5
+POINT_PERIOD_S = 0.02  # JointTrajectory points (quintic in between)
+OPTIMISER_ITERATIONS = 100   # condition-number evaluations (~10 s for a 6-joint arm)
+
+
+class JointStateRecorder:
+    def __init__(self, node, topic="/joint_states"):
+        from sensor_msgs.msg import JointState
+        self.messages = []
+        node.create_subscription(JointState, topic, self.messages.append, 10000)
+
+    @property
+    def last_time(self):
+        return seconds(self.messages[-1].header.stamp) if self.messages else None
+
+    def recording(self, joints, start) -> Recording:
+        """The samples of `joints` stamped at or after `start` that carry efforts."""
+        rows = [m for m in self.messages if seconds(m.header.stamp) >= start
+                and len(m.effort) == len(m.name) == len(m.position)]
+        index = [list(rows[0].name).index(j) for j in joints]
+        t = np.array([seconds(m.header.stamp) for m in rows])
+        take = lambda field: np.array([np.asarray(getattr(m, field))[index]  # noqa: E731
+                                       for m in rows])
+        qd = take("velocity") if all(len(m.velocity) == len(m.name) for m in rows) else None
+        return Recording(tuple(joints), t, take("position"), take("effort"), qd)
+
+
+def excitation_msg(urdf, duration, joints=None):
+    """(JointTrajectory message, its length in s) for the robot in `urdf`."""
+    model = load_urdf(urdf)
+    joints = list(joints or model.joint_names)
+    missing = sorted(set(model.joint_names) - set(joints))
+    if missing:
+        raise RuntimeError(f"--excite needs every joint controlled; not controlled: {missing}")
+    trajectory = excitation_trajectory(model, duration, iterations=OPTIMISER_ITERATIONS)
+    times = np.arange(0.0, trajectory.duration + 0.5 * POINT_PERIOD_S, POINT_PERIOD_S)
+    q, qd, qdd = trajectory.sample(times)
+    order = [model.joint_names.index(j) for j in joints]
+    points = [(LEAD_IN_S + t, q[k, order], qd[k, order], qdd[k, order])
+              for k, t in enumerate(times)]
+    return joint_trajectory_msg(joints, points), LEAD_IN_S + trajectory.duration
+
+
+class Excitation:
+    """Drives one excitation from rbd_bringup's loop: start(), then poll() until it returns
+    the path of the written recording."""
+
+    def __init__(self, node, urdf, duration, output: Path, joints=None):
+        from trajectory_msgs.msg import JointTrajectory
+        self.msg, self.length = excitation_msg(urdf, duration, joints)
+        self.joints = list(self.msg.joint_names)
+        self.output = Path(output)
+        self.recorder = JointStateRecorder(node)
+        self.publisher = node.create_publisher(
+            JointTrajectory, "/rbd_controller/joint_trajectory", 10)
+        self.started = None
+
+    def start(self):
+        if self.recorder.last_time is None or self.publisher.get_subscription_count() == 0:
+            return          # no joint state yet, or the controller not matched: a goal sent
+                            # now would be lost (volatile QoS); try again on the next poll
+        self.started = self.recorder.last_time
+        self.publisher.publish(self.msg)
+        print(f"rbd_bringup: excitation sent ({self.length:.0f} s of sim time)", flush=True)
+
+    def poll(self):
+        if self.started is None or self.recorder.last_time < self.started + self.length + SETTLE_S:
+            return None
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        path = self.recorder.recording(self.joints, self.started).save(self.output)
+        print(f"rbd_bringup: excitation recorded to {path}; identify with "
+              f"rbd_identify --recording {path}", flush=True)
+        return path
