@@ -25,19 +25,20 @@ ORIGIN = np.zeros(3)   # the default point (never written)
 
 def link_frames(model) -> dict:
     """link name -> (body, P) with P = [E_l; r_l] (4 x 3), built once per model and kept on it
-    (like its default workspace) so a call costs one dict look-up."""
-    frames = model.__dict__.get("_link_frames")
-    if frames is None:
-        frames = {link: (int(model.link_body[link]),
-                         np.ascontiguousarray(np.vstack([E, np.reshape(r, (1, 3))]), dtype=float))
-                  for link, (E, r) in model.link_placement.items()}
-        object.__setattr__(model, "_link_frames", frames)
+    as `_link_frames` (like its default workspace `_data`)."""
+    frames = {link: (int(model.link_body[link]),
+                     np.ascontiguousarray(np.vstack([E, np.reshape(r, (1, 3))]), dtype=float))
+              for link, (E, r) in model.link_placement.items()}
+    object.__setattr__(model, "_link_frames", frames)
     return frames
 
 
 def _frame(model, link):
     try:
-        return link_frames(model)[link]
+        return model._link_frames[link]   # the fast path: one attribute, one dict look-up
+    except AttributeError:   # first call on this model
+        link_frames(model)
+        return _frame(model, link)
     except (KeyError, TypeError):
         raise InputError(f"link {link!r} is not a link of {model.name!r} "
                          f"(links: {', '.join(model.link_names)})") from None

@@ -101,14 +101,22 @@ def test_frame_bias_acceleration_matches_pinocchio(robot):
                      f"Jdot qd of {link}, state {k}")
 
 
+def joints_moving(model, link):
+    """How many joints lie between the base and the link."""
+    count, j = 0, model.link_body[link]
+    while j >= 0:
+        count, j = count + 1, model.parent[j]
+    return count
+
+
 def test_operational_space_inertia_matches_pinocchio_at_regular_states(robot):
     model, oracle, rng = robot
-    if model.nq < 6:
-        pytest.skip(f"{model.name}: {model.nq} joints cannot span 6 task directions, "
-                    "J M^-1 J^T is singular everywhere")
+    if max(joints_moving(model, link) for link in model.link_names) < 6:
+        pytest.skip(f"{model.name}: no link has 6 joints below it, so J M^-1 J^T is singular "
+                    "everywhere (Lambda exists only damped)")
     compared = 0
     for k, q, _, link in samples(model, rng):
-        if model.link_body[link] < 0:
+        if joints_moving(model, link) < 6:
             continue
         J = pin_jacobian(oracle, q, link)
         M = oracle.crba(q)
