@@ -1,0 +1,155 @@
+"""Cartesian impedance: the law of mode `cartesian_impedance` and its targets. No rclpy.
+
+    tau = J^T (K e - D xdot + f_d) + N (K_n (q_n - q) - D_n qd) + C(q, qd) qd + G(q)
+
+J (6 x nq) is the end-effector link's Jacobian, [omega; v] in world axes; e = [e_o; e_p] the
+pose error towards the interpolated target (pose.py), each part clipped to its norm bound
+(max_cartesian_error, as franka_example_controllers' cartesian impedance example limits the
+error so that a far target cannot slam the arm); xdot = J qd.
+D is the "factorization design" of Albu-Schaeffer, Ott, Frese & Hirzinger 2003 (Cartesian
+impedance control of redundant robots, ICRA): D = zeta (Lambda^1/2 K^1/2 + K^1/2 Lambda^1/2),
+which is 2 zeta sqrt(lambda k) along each decoupled direction.
+N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
+the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
+D_n = 2 zeta sqrt(K_n h) per joint, h the joint's reference inertia (gains.py). Lambda comes damped near singularities
+(dynamics.operational_space_inertia), so nothing here divides by a vanishing number.
+f_d is the wrench the arm adds at the end effector: [force; torque] in world axes at the link
+origin (geometry_msgs/Wrench order), ramped in over WRENCH_RAMP_TIME by the minimum-jerk profile.
+Config vectors follow the same convention: stiffness (kx, ky, kz, krx, kry, krz).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from rbd_control.dynamics import bias, frame_pose, operational_space_inertia
+
+from .laws import position_error
+from .pose import PoseInterpolation, minimum_jerk, orientation_error, quat_from_matrix
+
+WRENCH_RAMP_TIME = 0.25   # s
+DEFAULT_STIFFNESS = (1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0)   # N/m x3, N m/rad x3
+DEFAULT_NULLSPACE_STIFFNESS = 10.0                              # N m/rad
+DEFAULT_MAX_ERROR = (0.1, 0.5)                                   # m, rad
+
+
+class CartesianState(NamedTuple):
+    """What the law saw and aimed at in one update (for ~/current_pose and tuning plots)."""
+
+    position: np.ndarray          # end-effector origin, world
+    quaternion_xyzw: np.ndarray
+    target_position: np.ndarray   # the interpolated target at this time
+    target_quaternion_xyzw: np.ndarray
+    error: np.ndarray             # [e_p; e_o] after clipping (position first, like the config)
+    wrench: np.ndarray            # f_d in force [fx, fy, fz, tx, ty, tz]
+    damping: float                # the Lambda damping (0 away from singularities)
+
+
+def check_config(config) -> Optional[str]:
+    """The first invalid Cartesian field of a ControllerConfig, as a message; None if valid."""
+    stiffness = np.asarray(config.cartesian_stiffness, dtype=float).reshape(-1)
+    if stiffness.shape != (6,) or not np.all(np.isfinite(stiffness)) or np.any(stiffness <= 0):
+        return f"cartesian_stiffness must be 6 positive numbers, got {config.cartesian_stiffness!r}"
+    zeta = config.cartesian_damping_ratio
+    if not (isinstance(zeta, (int, float)) and math.isfinite(zeta) and zeta > 0):
+        return f"cartesian_damping_ratio must be a positive number, got {zeta!r}"
+    bound = np.asarray(config.max_cartesian_error, dtype=float).reshape(-1)
+    if bound.shape != (2,) or not np.all(np.isfinite(bound)) or np.any(bound <= 0):
+        return ("max_cartesian_error must be 2 positive numbers (translation m, rotation rad), "
+                f"got {config.max_cartesian_error!r}")
+    if config.ee_link is not None and not isinstance(config.ee_link, str):
+        return f"ee_link must be a link name, got {config.ee_link!r}"
+    return None
+
+
+def clip_norm(x, bound):
+    norm = float(np.linalg.norm(x))
+    return x if norm <= bound else x * (bound / norm)
+
+
+def sqrt_psd(A):
+    """The symmetric square root of a symmetric positive semi-definite matrix."""
+    s, V = np.linalg.eigh(A)
+    return (V * np.sqrt(np.maximum(s, 0.0))) @ V.T
+
+
+class CartesianImpedance:
+    """Targets and law for one end-effector link. All vectors here are in model joint order."""
+
+    def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
+                 nullspace_damping, nullspace_posture=None):
+        frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
+        if model.link_body[ee_link] < 0:
+            raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
+        self.model, self.ee_link = model, ee_link
+        self.continuous = np.asarray(model.continuous, dtype=bool)
+        k = np.asarray(stiffness, dtype=float)
+        self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
+        self.K_sqrt = np.sqrt(self.K)
+        self.zeta = float(damping_ratio)
+        self.max_translation, self.max_rotation = (float(x) for x in max_error)
+        self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
+        self.configured_posture = nullspace_posture
+        self.posture = None
+        self._target = None
+        self._wrench_from = self._wrench_to = np.zeros(6)
+        self._wrench_t0 = -math.inf
+        self.last: Optional[CartesianState] = None
+
+    @property
+    def active(self) -> bool:
+        return self._target is not None
+
+    def deactivate(self):
+        self._target = None
+
+    def activate(self, q, now):
+        """Hold the measured pose, posture = configured or q, no wrench."""
+        T = frame_pose(self.model, q, self.ee_link)
+        self._target = PoseInterpolation.hold(T[:3, 3], quat_from_matrix(T[:3, :3]), now)
+        self.posture = (np.array(q, dtype=float) if self.configured_posture is None
+                        else np.array(self.configured_posture, dtype=float))
+        self._wrench_from = self._wrench_to = np.zeros(6)
+        self._wrench_t0 = -math.inf
+
+    def set_pose_target(self, position, quaternion_xyzw, now):
+        """Move from where the target is now (continuous, no jump) to the new pose."""
+        p, q = self._target.sample(now)
+        self._target = PoseInterpolation(p, q, position, quaternion_xyzw, now)
+
+    def set_wrench_target(self, wrench, now):
+        self._wrench_from, self._wrench_to = self.wrench(now), np.array(wrench, dtype=float)
+        self._wrench_t0 = now
+
+    @property
+    def end_time(self) -> float:
+        return self._target.end_time
+
+    def wrench(self, now):
+        s = minimum_jerk((now - self._wrench_t0) / WRENCH_RAMP_TIME)
+        return self._wrench_from + s * (self._wrench_to - self._wrench_from)
+
+    def torques(self, q, qd, now):
+        """(feedforward C qd + G, feedback J^T F + N tau_n), model order."""
+        ops = operational_space_inertia(self.model, q, self.ee_link)
+        J, Lambda = ops.J, ops.Lambda
+        T = frame_pose(self.model, q, self.ee_link)
+        p_d, q_d = self._target.sample(now)
+        quat = quat_from_matrix(T[:3, :3])
+        # e = [e_o; e_p], each clipped to its bound
+        e_p = clip_norm(p_d - T[:3, 3], self.max_translation)
+        e_o = clip_norm(orientation_error(q_d, quat), self.max_rotation)
+        e = np.concatenate([e_o, e_p])
+        # D = zeta (Lambda^1/2 K^1/2 + K^1/2 Lambda^1/2)
+        L_sqrt_K = sqrt_psd(Lambda) * self.K_sqrt
+        D = self.zeta * (L_sqrt_K + L_sqrt_K.T)
+        f_d = self.wrench(now)
+        F = self.K * e - D @ (J @ qd) + np.concatenate([f_d[3:], f_d[:3]])
+        # N tau_n = tau_n - J^T Jbar^T tau_n,  Jbar^T = Lambda J H^-1
+        tau_n = self.K_n * position_error(self.posture, q, self.continuous) - self.D_n * qd
+        null = tau_n - J.T @ (Lambda @ (ops.Hinv_JT.T @ tau_n))
+        self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, np.concatenate([e_p, e_o]),
+                                   f_d, ops.damping)
+        return bias(self.model, q, qd), J.T @ F + null
