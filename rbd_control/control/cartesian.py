@@ -6,9 +6,12 @@ J (6 x nq) is the end-effector link's Jacobian, [omega; v] in world axes; e = [e
 pose error towards the interpolated target (pose.py), each part clipped to its norm bound
 (max_cartesian_error, as franka_example_controllers' cartesian impedance example limits the
 error so that a far target cannot slam the arm); xdot = J qd.
-D is the "factorization design" of Albu-Schaeffer, Ott, Frese & Hirzinger 2003 (Cartesian
-impedance control of redundant robots, ICRA): D = zeta (Lambda^1/2 K^1/2 + K^1/2 Lambda^1/2),
-which is 2 zeta sqrt(lambda k) along each decoupled direction.
+D is the "double diagonalization" design of Albu-Schaeffer, Ott, Frese & Hirzinger 2003
+(Cartesian impedance control of redundant robots, ICRA): in the coordinates where Lambda = 1 and
+K is diagonal, each mode gets 2 zeta sqrt(k); back in task coordinates
+    D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2
+which is positive definite for any Lambda, K (their product-sum "factorization" design is not
+when Lambda is as anisotropic as it gets near a singularity).
 N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
 the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
 D_n = 2 zeta sqrt(K_n h) per joint, h the joint's reference inertia (gains.py). Lambda comes damped near singularities
@@ -79,7 +82,7 @@ class CartesianImpedance:
     """Targets and law for one end-effector link. All vectors here are in model joint order."""
 
     def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
-                 nullspace_damping, nullspace_posture=None):
+                 nullspace_damping, nullspace_posture):
         frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
         if model.link_body[ee_link] < 0:
             raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
@@ -87,11 +90,10 @@ class CartesianImpedance:
         self.continuous = np.asarray(model.continuous, dtype=bool)
         k = np.asarray(stiffness, dtype=float)
         self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
-        self.K_sqrt = np.sqrt(self.K)
         self.zeta = float(damping_ratio)
         self.max_translation, self.max_rotation = (float(x) for x in max_error)
         self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
-        self.configured_posture = nullspace_posture
+        self.configured_posture = np.asarray(nullspace_posture, dtype=float)
         self.posture = None
         self._target = None
         self._wrench_from = self._wrench_to = np.zeros(6)
@@ -106,11 +108,11 @@ class CartesianImpedance:
         self._target = None
 
     def activate(self, q, now):
-        """Hold the measured pose, posture = configured or q, no wrench."""
+        """Hold the measured pose, no wrench; the posture is nullspace_posture where it is a
+        number and q where it is NaN."""
         T = frame_pose(self.model, q, self.ee_link)
         self._target = PoseInterpolation.hold(T[:3, 3], quat_from_matrix(T[:3, :3]), now)
-        self.posture = (np.array(q, dtype=float) if self.configured_posture is None
-                        else np.array(self.configured_posture, dtype=float))
+        self.posture = np.where(np.isnan(self.configured_posture), q, self.configured_posture)
         self._wrench_from = self._wrench_to = np.zeros(6)
         self._wrench_t0 = -math.inf
 
@@ -131,6 +133,14 @@ class CartesianImpedance:
         s = minimum_jerk((now - self._wrench_t0) / WRENCH_RAMP_TIME)
         return self._wrench_from + s * (self._wrench_to - self._wrench_from)
 
+    def damping_matrix(self, Lambda):
+        """D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2"""
+        s, V = np.linalg.eigh(Lambda)
+        s = np.maximum(s, 1e-12 * s[-1])
+        root, inverse_root = (V * np.sqrt(s)) @ V.T, (V / np.sqrt(s)) @ V.T
+        scaled = inverse_root @ (self.K[:, None] * inverse_root)
+        return 2.0 * self.zeta * root @ sqrt_psd(scaled) @ root
+
     def torques(self, q, qd, now):
         """(feedforward C qd + G, feedback J^T F + N tau_n), model order."""
         ops = operational_space_inertia(self.model, q, self.ee_link)
@@ -142,9 +152,7 @@ class CartesianImpedance:
         e_p = clip_norm(p_d - T[:3, 3], self.max_translation)
         e_o = clip_norm(orientation_error(q_d, quat), self.max_rotation)
         e = np.concatenate([e_o, e_p])
-        # D = zeta (Lambda^1/2 K^1/2 + K^1/2 Lambda^1/2)
-        L_sqrt_K = sqrt_psd(Lambda) * self.K_sqrt
-        D = self.zeta * (L_sqrt_K + L_sqrt_K.T)
+        D = self.damping_matrix(Lambda)
         f_d = self.wrench(now)
         F = self.K * e - D @ (J @ qd) + np.concatenate([f_d[3:], f_d[:3]])
         # N tau_n = tau_n - J^T Jbar^T tau_n,  Jbar^T = Lambda J H^-1
