@@ -209,3 +209,25 @@ def test_unreachable_or_singular_targets_keep_torques_finite_and_limited(arm, wh
     assert loop.sim.blow_ups == 0
     assert np.max(max_errors, axis=0)[0] <= 0.1 + 1e-12   # the clip (max_cartesian_error)
     assert np.max(max_errors, axis=0)[1] <= 0.5 + 1e-12
+
+
+def test_simulator_external_wrench_acts_at_the_given_point(arm):
+    """MuJoCo's response to Simulator.set_external_wrench equals our forward dynamics with the
+    same wrench as f_ext (world, about the world origin): the moment of the force about the
+    body's centre of mass is accounted for."""
+    from rbd_control.dynamics import forward_dynamics
+    loop = Loop(arm)
+    q, _ = loop.q()
+    names = loop.model.joint_names
+    loop.sim.reset(dict(zip(names, map(float, q))))
+    force, torque, point = np.array([3.0, -4.0, 5.0]), np.array([0.2, 0.1, -0.3]), [0.05, 0.02, 0.1]
+    loop.sim.set_external_wrench(arm.flange, force, torque, point)
+    loop.sim.step()   # zero command, at rest: qacc is the response to the wrench and gravity
+    T = frame_pose(loop.model, q, arm.flange)
+    at = T[:3, :3] @ point + T[:3, 3]
+    expected = forward_dynamics(loop.model, q, np.zeros(len(q)), np.zeros(len(q)),
+                                {arm.flange: np.concatenate([torque + np.cross(at, force), force])})
+    index = loop.sim._reported  # MuJoCo dof order -> our joint order
+    qacc = index.take_dofs(loop.sim.data.qacc)
+    ours = qacc[[index.names.index(name) for name in names]]
+    np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6)
