@@ -50,23 +50,6 @@ class CartesianState(NamedTuple):
     damping: float                # the Lambda damping (0 away from singularities)
 
 
-def check_config(config) -> Optional[str]:
-    """The first invalid Cartesian field of a ControllerConfig, as a message; None if valid."""
-    stiffness = np.asarray(config.cartesian_stiffness, dtype=float).reshape(-1)
-    if stiffness.shape != (6,) or not np.all(np.isfinite(stiffness)) or np.any(stiffness <= 0):
-        return f"cartesian_stiffness must be 6 positive numbers, got {config.cartesian_stiffness!r}"
-    zeta = config.cartesian_damping_ratio
-    if not (isinstance(zeta, (int, float)) and math.isfinite(zeta) and zeta > 0):
-        return f"cartesian_damping_ratio must be a positive number, got {zeta!r}"
-    bound = np.asarray(config.max_cartesian_error, dtype=float).reshape(-1)
-    if bound.shape != (2,) or not np.all(np.isfinite(bound)) or np.any(bound <= 0):
-        return ("max_cartesian_error must be 2 positive numbers (translation m, rotation rad), "
-                f"got {config.max_cartesian_error!r}")
-    if config.ee_link is not None and not isinstance(config.ee_link, str):
-        return f"ee_link must be a link name, got {config.ee_link!r}"
-    return None
-
-
 def clip_norm(x, bound):
     norm = float(np.linalg.norm(x))
     return x if norm <= bound else x * (bound / norm)
