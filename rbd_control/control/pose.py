@@ -43,6 +43,7 @@ def quat_from_matrix(R) -> np.ndarray:
 
 def quat_multiply(a, b) -> np.ndarray:
     """Hamilton product a b, both (x, y, z, w)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     va, wa, vb, wb = a[:3], a[3], b[:3], b[3]
     return np.append(wa * vb + wb * va + np.cross(va, vb), wa * wb - va @ vb)
 
