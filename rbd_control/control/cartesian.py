@@ -33,9 +33,6 @@ from .laws import position_error
 from .pose import PoseInterpolation, minimum_jerk, orientation_error, quat_from_matrix
 
 WRENCH_RAMP_TIME = 0.25   # s
-DEFAULT_STIFFNESS = (1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0)   # N/m x3, N m/rad x3
-DEFAULT_NULLSPACE_STIFFNESS = 10.0                              # N m/rad
-DEFAULT_MAX_ERROR = (0.1, 0.5)                                   # m, rad
 
 
 class CartesianState(NamedTuple):

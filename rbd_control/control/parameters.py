@@ -110,7 +110,7 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("ee_link", "string", "",
               "cartesian_impedance: the end-effector link (any URDF link, e.g. tool0); its "
               "origin follows ~/target_pose. Empty: cartesian_impedance is unavailable."),
-    Parameter("cartesian_stiffness", "double_array", [1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0],
+    Parameter("cartesian_stiffness", "double_array", [1000.0, 1000.0, 1000.0, 10.0, 10.0, 10.0],
               "cartesian_impedance: K, N/m along x, y, z then N m/rad about x, y, z (base axes).",
               check=_check_numbers(6, "cartesian_stiffness"), constraint="6 positive numbers"),
     Parameter("cartesian_damping_ratio", "double", 1.0,

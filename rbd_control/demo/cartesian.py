@@ -1,6 +1,8 @@
-"""The demo's Cartesian phase: cartesian_impedance holds the end effector, MuJoCo pushes it with
-a known force through rbd_mujoco_sim's ~/external_wrench, the arm yields by F/K and springs
-back when the push ends. Recorded from the controller's ~/current_pose (stamped in sim time).
+"""The demo's Cartesian phase: in cartesian_impedance the end effector is sent by ~/target_pose
+to a work pose (the home pose has tool0 almost above the shoulder axis, close to a singularity
+where Lambda is damped and the posture spring leaks into the task), then MuJoCo pushes it
+with a known force through rbd_mujoco_sim's ~/external_wrench: the arm yields by F/K and
+springs back when the push ends. Recorded from the controller's ~/current_pose (sim time).
 """
 from __future__ import annotations
 
@@ -13,6 +15,10 @@ from rbd_control.bringup import CONTROLLER_NODE, SIMULATOR_NODE
 
 EE_LINK = "tool0"                      # the controller's ee_link and the pushed link
 PUSH_FORCE = np.array([0.0, 10.0, -10.0])   # N, world axes, at the link origin
+# The work pose: tool0's pose at these joint angles (forward of the base, well conditioned).
+WORK_JOINTS = {"shoulder_pan": 0.0, "shoulder_lift": -0.3, "elbow": 1.4, "wrist_1": -0.6,
+               "wrist_2": 0.5, "wrist_3": 0.0}
+MOVE_S = 4.5                           # the pose target's interpolation (~2.9 s) and settling
 HOLD_S, PUSH_S, RELEASE_S = 1.0, 3.0, 3.0
 AVERAGE_S = 0.5                        # steady values: the mean over the last 0.5 s
 MAX_YIELD_ERROR = 0.05                 # |displacement - F/K| <= 5 % of F/K per pushed axis
@@ -21,7 +27,7 @@ MAX_SPRING_BACK = 1e-4                 # m left after the release
 
 @dataclass
 class CartesianResult:
-    time: np.ndarray          # s since the phase started
+    time: np.ndarray          # s since the arm settled at the work pose
     displacement: np.ndarray  # (samples, 3) m, from the pose before the push
     expected: np.ndarray      # F/K per axis, m
     yielded: np.ndarray       # steady displacement under the push
@@ -35,6 +41,9 @@ class CartesianPhase:
         from geometry_msgs.msg import PoseStamped, WrenchStamped
 
         self.demo = demo
+        self._target = demo.node.create_publisher(
+            PoseStamped, f"/{CONTROLLER_NODE}/target_pose", 10)
+        self._pose_type = PoseStamped
         self._poses: dict[int, np.ndarray] = {}
         demo.node.create_subscription(
             PoseStamped, f"/{CONTROLLER_NODE}/current_pose", self._on_pose, 5000)
@@ -53,9 +62,24 @@ class CartesianPhase:
         msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(f) for f in force)
         self._push.publish(msg)
 
-    def run(self, stiffness) -> CartesianResult:
+    def _send_work_pose(self, model) -> None:
+        from rbd_control.control.pose import quat_from_matrix
+        from rbd_control.dynamics import frame_pose
+
+        T = frame_pose(model, [WORK_JOINTS[j] for j in model.joint_names], EE_LINK)
+        msg = self._pose_type()
+        msg.header.frame_id = model.link_names[0]
+        p, o = msg.pose.position, msg.pose.orientation
+        p.x, p.y, p.z = (float(x) for x in T[:3, 3])
+        o.x, o.y, o.z, o.w = (float(x) for x in quat_from_matrix(T[:3, :3]))
+        self._target.publish(msg)
+
+    def run(self, model, stiffness) -> CartesianResult:
         phase, demo = "cartesian_impedance", self.demo
         demo.set_mode(phase)
+        demo.wait_for_sim_time(demo.recorder.sim_time + 0.2, phase)
+        self._send_work_pose(model)
+        demo.wait_for_sim_time(demo.recorder.sim_time + MOVE_S, phase)
         start = demo.recorder.sim_time
         demo.wait_for_sim_time(start + HOLD_S, phase)
         self._send(PUSH_FORCE)
@@ -114,7 +138,7 @@ def write_plot(output: Path, result: CartesianResult) -> Path:
             ax.hlines(result.expected[axis] * 1e3, HOLD_S, HOLD_S + PUSH_S, colors=f"C{axis}",
                       linestyles="--", label=f"F{name}/K{name}")
     ax.axvspan(HOLD_S, HOLD_S + PUSH_S, color="0.9", label=f"push {PUSH_FORCE} N")
-    ax.set_xlabel("time since cartesian_impedance was switched on [s]")
+    ax.set_xlabel("time since the arm settled at the work pose [s]")
     ax.set_ylabel(f"{EE_LINK} displacement [mm]")
     ax.set_title("cartesian_impedance: MuJoCo pushes the end effector, it yields by F/K and springs back")
     ax.grid(alpha=0.3)

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 demo.gravity_compensation()
                 for mode in TRACKING_MODES:
                     demo.track(mode, DEFAULT_ARM_HOME)
-                push = push_phase.run(controller_parameters(config.config_file).get(
+                push = push_phase.run(model, controller_parameters(config.config_file).get(
                     "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"))
                 demo.progress.done()
         except RuntimeError as error:
