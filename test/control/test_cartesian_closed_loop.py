@@ -40,7 +40,7 @@ ARMS = {
                          .read_text(), "panda_link8",
                          (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02)),
 }
-STIFFNESS = (800.0, 1000.0, 1200.0, 60.0, 50.0, 40.0)   # distinct per axis: F/K is per axis
+STIFFNESS = (800.0, 1000.0, 1200.0, 15.0, 12.0, 10.0)   # distinct per axis: F/K is per axis
 
 
 class Loop:
@@ -138,7 +138,7 @@ def test_constant_10N_at_the_flange_displaces_it_by_F_over_K_per_axis(arm):
         off_axis = np.delete(displacement, axis)
         assert np.all(np.abs(off_axis) < 0.05 * expected[axis])
         loop.sim.set_external_wrench(arm.flange, np.zeros(3))
-        loop.run(1.5)
+        loop.run(2.5)
         assert np.linalg.norm(loop.pose()[0] - p_rest) < 1e-4   # sprung back
     assert loop.torques_were_safe()
 
@@ -169,7 +169,10 @@ def test_nullspace_posture_is_restored_while_the_flange_stays_put():
     q_posture = np.array(arm.q0)
     q_start = self_motion(model, q_posture, arm.flange, 0.4)
     assert np.abs(q_start - q_posture).max() > 0.1
-    loop = Loop(arm, q0=q_start, nullspace_posture=list(q_posture), nullspace_stiffness=20.0)
+    # the flange's drift during the self-motion is the uncompensated Lambda Jdot qd over K:
+    # the bounds below hold for this (stiffer) task
+    loop = Loop(arm, q0=q_start, nullspace_posture=list(q_posture), nullspace_stiffness=20.0,
+                cartesian_stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0))
     p0, quat0 = loop.pose()
     drift = []
     for _ in range(6):
@@ -192,12 +195,13 @@ def test_unreachable_or_singular_targets_keep_torques_finite_and_limited(arm, wh
     loop = Loop(arm)
     p0, quat0 = loop.pose()
     if where == "far_outside":
-        target = np.array([0.0, 0.0, 3.0])     # straight up, far beyond reach: stretched arm
+        target = np.array([0.0, 0.0, 2.0])     # straight up, beyond reach: stretched arm
     else:
         target = np.array([-p0[0], -p0[1], p0[2]])   # the straight path crosses the base axis
     loop.controller.set_pose_target(target, quat0, loop.sim.time)
+    seconds = loop.controller._cartesian.end_time - loop.sim.time + 3.0
     max_errors = []
-    for _ in range(8):
+    for _ in range(int(seconds / 0.5) + 1):
         loop.run(0.5)
         state = loop.controller.cartesian_state
         max_errors.append((np.linalg.norm(state.error[:3]), np.linalg.norm(state.error[3:])))
@@ -209,6 +213,9 @@ def test_unreachable_or_singular_targets_keep_torques_finite_and_limited(arm, wh
     assert loop.sim.blow_ups == 0
     assert np.max(max_errors, axis=0)[0] <= 0.1 + 1e-12   # the clip (max_cartesian_error)
     assert np.max(max_errors, axis=0)[1] <= 0.5 + 1e-12
+    assert np.abs(qd).max() < 0.05   # 3 s after the target stopped, the arm has stopped too
+    if where == "far_outside":   # still pulled at the clip, stretched towards the target
+        assert np.linalg.norm(loop.controller.cartesian_state.error[:3]) == pytest.approx(0.1)
 
 
 def test_simulator_external_wrench_acts_at_the_given_point(arm):
