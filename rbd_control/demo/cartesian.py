@@ -18,7 +18,8 @@ PUSH_FORCE = np.array([0.0, 10.0, -10.0])   # N, world axes, at the link origin
 # The work pose: tool0's pose at these joint angles (forward of the base, well conditioned).
 WORK_JOINTS = {"shoulder_pan": 0.0, "shoulder_lift": -0.3, "elbow": 1.4, "wrist_1": -0.6,
                "wrist_2": 0.5, "wrist_3": 0.0}
-MOVE_S = 4.5                           # the pose target's interpolation (~2.9 s) and settling
+MOVE_TIMEOUT_S = 15.0                  # sim s to reach the work pose (within SETTLED_M)
+SETTLED_M = 1e-4
 HOLD_S, PUSH_S, RELEASE_S = 1.0, 3.0, 3.0
 AVERAGE_S = 0.5                        # steady values: the mean over the last 0.5 s
 MAX_YIELD_ERROR = 0.05                 # |displacement - F/K| <= 5 % of F/K per pushed axis
@@ -62,7 +63,7 @@ class CartesianPhase:
         msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(f) for f in force)
         self._push.publish(msg)
 
-    def _send_work_pose(self, model) -> None:
+    def _send_work_pose(self, model) -> np.ndarray:
         from rbd_control.control.pose import quat_from_matrix
         from rbd_control.dynamics import frame_pose
 
@@ -73,13 +74,24 @@ class CartesianPhase:
         p.x, p.y, p.z = (float(x) for x in T[:3, 3])
         o.x, o.y, o.z, o.w = (float(x) for x in quat_from_matrix(T[:3, :3]))
         self._target.publish(msg)
+        return T[:3, 3]
+
+    def _latest(self) -> np.ndarray:
+        return self._poses[max(self._poses)] if self._poses else np.full(3, np.inf)
 
     def run(self, model, stiffness) -> CartesianResult:
         phase, demo = "cartesian_impedance", self.demo
         demo.set_mode(phase)
         demo.wait_for_sim_time(demo.recorder.sim_time + 0.2, phase)
-        self._send_work_pose(model)
-        demo.wait_for_sim_time(demo.recorder.sim_time + MOVE_S, phase)
+        goal = self._send_work_pose(model)
+        # the interpolation's duration depends on where the arm was: wait until it is there
+        deadline = demo.recorder.sim_time + MOVE_TIMEOUT_S
+        while np.linalg.norm(self._latest() - goal) > SETTLED_M:
+            if demo.recorder.sim_time > deadline:
+                raise RuntimeError(f"{EE_LINK} did not reach the work pose {goal} within "
+                                   f"{MOVE_TIMEOUT_S:g} s of sim time")
+            demo.wait_for_sim_time(demo.recorder.sim_time + 0.25, phase)
+        demo.wait_for_sim_time(demo.recorder.sim_time + 0.5, phase)
         start = demo.recorder.sim_time
         demo.wait_for_sim_time(start + HOLD_S, phase)
         self._send(PUSH_FORCE)
