@@ -23,13 +23,15 @@ Config vectors follow the same convention: stiffness (kx, ky, kz, krx, kry, krz)
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional
+from typing import Mapping, NamedTuple, Optional
 
 import numpy as np
 
 from rbd_control.dynamics import bias, frame_pose, operational_space_inertia
 
+from .gains import GainError, resolve_per_joint
 from .laws import position_error
+from .safety import ConfigError
 from .pose import PoseInterpolation, minimum_jerk, orientation_error, quat_from_matrix
 
 WRENCH_RAMP_TIME = 0.25   # s
@@ -141,3 +143,32 @@ class CartesianImpedance:
         self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, np.concatenate([e_p, e_o]),
                                    f_d, ops.damping)
         return bias(self.model, q, qd), J.T @ F + null
+
+
+def from_config(model, config, joint_map, reference_inertia):
+    """The law a ControllerConfig asks for on this model (None without an ee_link); per-joint
+    values in command order (joint_map) become model order. ConfigError with the reason."""
+    joints = joint_map.names
+    if not config.ee_link:
+        return None
+    try:
+        stiffness = joint_map.put(resolve_per_joint(
+            config.nullspace_stiffness, joints, np.zeros(len(joints)), "nullspace_stiffness"))
+        # NaN: that joint's posture is the one at activation
+        posture = np.full(len(joints), np.nan)
+        value = config.nullspace_posture
+        if value is not None:
+            given = resolve_per_joint(value, joints, np.zeros(len(joints)), "nullspace_posture",
+                                      minimum=-math.inf)
+            chosen = [j in value for j in joints] if isinstance(value, Mapping) else slice(None)
+            posture[chosen] = given[chosen]
+    except GainError as exc:
+        raise ConfigError(str(exc)) from None
+    inertia = joint_map.put(reference_inertia, fill=1.0)
+    zeta = config.cartesian_damping_ratio
+    try:
+        return CartesianImpedance(
+            model, config.ee_link, config.cartesian_stiffness, zeta, config.max_cartesian_error,
+            stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia), joint_map.put(posture, fill=np.nan))
+    except ValueError as exc:   # InputError for an unknown link, or a link on the base
+        raise ConfigError(f"ee_link: {exc}") from None

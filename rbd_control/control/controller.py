@@ -82,7 +82,7 @@ class Controller:
                              bandwidth_hz=self.config.bandwidth_hz, damping_ratio=self.config.damping_ratio)
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
-        law = self._make_cartesian(model, joint_map, gains)
+        law = cartesian.from_config(model, self.config, joint_map, gains.reference_inertia)
         return ModelPlan(model, joint_map, effort_limit, gains, damping, law)
 
     def set_model(self, model):
@@ -300,34 +300,6 @@ class Controller:
         if self._watchdog.is_stale(now):
             raise TrajectoryError(
                 f"joint states are stale (none for more than {self.config.state_timeout} s)")
-
-    def _make_cartesian(self, model, joint_map, gains):
-        """The cartesian_impedance law for a model, or None without an ee_link."""
-        config, joints = self.config, joint_map.names
-        if not config.ee_link:
-            return None
-        stiffness = joint_map.put(self._resolve(
-            config.nullspace_stiffness, joints, np.zeros(len(joints)), "nullspace_stiffness"))
-        inertia = joint_map.put(gains.reference_inertia, fill=1.0)
-        # NaN: that joint's posture is the one at activation
-        posture = np.full(len(joints), np.nan)
-        value = config.nullspace_posture
-        if value is not None:
-            try:
-                given = resolve_per_joint(value, joints, np.zeros(len(joints)),
-                                          "nullspace_posture", minimum=-math.inf)
-            except GainError as exc:
-                raise ConfigError(str(exc)) from None
-            chosen = [j in value for j in joints] if isinstance(value, Mapping) else slice(None)
-            posture[chosen] = given[chosen]
-        zeta = config.cartesian_damping_ratio
-        try:
-            return cartesian.CartesianImpedance(
-                model, config.ee_link, config.cartesian_stiffness, zeta,
-                config.max_cartesian_error, stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia),
-                joint_map.put(posture, fill=np.nan))
-        except ValueError as exc:   # InputError for an unknown link, or a link on the base
-            raise ConfigError(f"ee_link: {exc}") from None
 
     def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, now=None):
         ff_c, fb_c = self._map.take(ff), self._map.take(fb)
