@@ -114,20 +114,28 @@ def test_operational_space_inertia_matches_pinocchio_at_regular_states(robot):
     if max(joints_moving(model, link) for link in model.link_names) < 6:
         pytest.skip(f"{model.name}: no link has 6 joints below it, so J M^-1 J^T is singular "
                     "everywhere (Lambda exists only damped)")
-    compared = 0
+    compared = singular_H = 0
     for k, q, _, link in samples(model, rng):
         if joints_moving(model, link) < 6:
             continue
         J = pin_jacobian(oracle, q, link)
         M = oracle.crba(q)
+        cond_M = np.linalg.cond(M)
+        if cond_M > 1e12:   # massless joints: H is singular here, Lambda undefined
+            singular_H += 1
+            continue
         A = J @ np.linalg.solve(M, J.T)
         if np.linalg.cond(A) > 1e5:   # near a singularity of this link: Lambda is damped
             continue
         ours = operational_space_inertia(model, q, link)
         assert ours.damping == 0.0
         assert_close(ours.Lambda, np.linalg.inv(A), f"Lambda of {link}, state {k}", rtol=1e-8)
-        assert_close(ours.Hinv_JT, np.linalg.solve(M, J.T), f"H^-1 J^T of {link}, state {k}")
+        # solving with H loses up to cond(H) digits in either implementation
+        assert_close(ours.Hinv_JT, np.linalg.solve(M, J.T), f"H^-1 J^T of {link}, state {k}",
+                     rtol=max(1e-9, 1e-14 * cond_M))
         compared += 1
+    if compared == 0 and singular_H > 0:
+        pytest.skip(f"{model.name}: H(q) is singular (massless joints) wherever J has rank 6")
     assert compared > 0, "no regular state drawn"
 
 
