@@ -17,7 +17,8 @@ __all__ = ["ControllerConfig", "Command", "ModelPlan"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
-_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout")
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "cartesian_stiffness",
+                  "cartesian_damping_ratio", "max_cartesian_error")
 
 
 @dataclass
@@ -40,6 +41,13 @@ class ControllerConfig:
     bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
     damping_ratio: float = 1.0
     effort_limit: GainValue = None                # overrides <limit effort> per joint
+    # cartesian_impedance (cartesian.py); Cartesian vectors are translation first
+    ee_link: str = _DEFAULT("ee_link")            # "" = none (the mode is unavailable)
+    cartesian_stiffness: Sequence[float] = tuple(_DEFAULT("cartesian_stiffness"))
+    cartesian_damping_ratio: float = _DEFAULT("cartesian_damping_ratio")
+    nullspace_stiffness: GainValue = _DEFAULT("nullspace_stiffness")   # N m/rad
+    nullspace_posture: GainValue = None           # rad; None = the pose at activation
+    max_cartesian_error: Sequence[float] = tuple(_DEFAULT("max_cartesian_error"))  # m, rad
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -47,6 +55,8 @@ class ControllerConfig:
             reason = CONTROLLER_PARAMETERS.validate(name, getattr(self, name))
             if reason:
                 raise ConfigError(reason)
+        if self.mode == "cartesian_impedance" and not self.ee_link:
+            raise ConfigError("mode cartesian_impedance needs ee_link (a link name)")
         if self.joints is not None:
             joints = list(self.joints)
             if not joints or len(set(joints)) != len(joints):
@@ -90,3 +100,4 @@ class ModelPlan:
     effort_limit: np.ndarray         # command order
     gains: Gains                     # defaults with the config's overrides, command order
     damping: np.ndarray              # command order
+    cartesian: object = None         # the cartesian_impedance law (None without ee_link)

@@ -9,6 +9,8 @@ Topics
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
+  in   ~/target_pose ~/target_wrench   geometry_msgs PoseStamped / WrenchStamped
+  out  ~/current_pose ~/desired_pose   geometry_msgs/PoseStamped (cartesian.py)
   out  <command_topic>          std_msgs/Float64MultiArray, one per joint state,
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
@@ -43,6 +45,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from rbd_control.control import Controller, ControllerConfig, StateError, TrajectoryError
 from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
+from rbd_control.ros.cartesian import CartesianTopics, cartesian_config, mode_refusal
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds, trajectory_from_msg
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
@@ -84,6 +87,7 @@ class ControllerNode(Node):
         self._command_pub = self.create_publisher(
             Float64MultiArray, self._value('command_topic'), COMMAND_QOS)
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
+        self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -110,6 +114,7 @@ class ControllerNode(Node):
         accepted only once its model is built, and is then already in use."""
         found = reasons(TABLE, parameters, self._joints, {'robot_description': lambda xml: None})
         by_name = {p.name: p.value for p in parameters}
+        found += filter(None, [mode_refusal(by_name, self._value('ee_link'))])
         candidate = None
         if not found and ('robot_description' in by_name or 'gravity' in by_name):
             try:
@@ -167,7 +172,8 @@ class ControllerNode(Node):
             mode=value_('mode'), joints=list(explicit) or None,
             **self._gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
-            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'))
+            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
+            **cartesian_config(value_))
 
     def _gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -292,8 +298,10 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if self._publish_command(command) and self._tuning is not None:
-            self._tuning.publish(command, msg.header.stamp, names, q, qd)
+        if self._publish_command(command):
+            if self._tuning is not None:
+                self._tuning.publish(command, msg.header.stamp, names, q, qd)
+            self._cartesian.publish(msg.header.stamp)
 
     def _on_watchdog(self):
         if self._controller is None or not self._state_seen:
