@@ -93,7 +93,8 @@ class CartesianPhase:
         while np.linalg.norm(self._latest() - goal) > SETTLED_M:
             if demo.recorder.sim_time > deadline:
                 raise RuntimeError(f"{EE_LINK} did not reach the work pose {goal} within "
-                                   f"{MOVE_TIMEOUT_S:g} s of sim time")
+                                   f"{MOVE_TIMEOUT_S:g} s of sim time (last seen at "
+                                   f"{self._latest()}, {len(self._poses)} poses received)")
             if demo.recorder.sim_time > resend:
                 self._send_work_pose(model)
                 resend = demo.recorder.sim_time + 1.0
