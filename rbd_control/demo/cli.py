@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup import (Bringup, BringupConfig, controller_parameters, find_config_file,
-                                  make_description_publisher)
+from rbd_control.bringup import Bringup, BringupConfig, find_config_file, make_description_publisher
+from rbd_control.bringup_processes import controller_parameters
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS
 from rbd_control.demo import cartesian
 from rbd_control.control.joint_map import JointMap
