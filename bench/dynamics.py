@@ -113,6 +113,36 @@ class Pair:
         }
 
 
+def task_space_rows(pair: Pair, repeats: int, number: int, link: str = "panda_hand"):
+    """frame_pose / frame_jacobian per call beside Pinocchio. A pose at a new q costs Pinocchio
+    forwardKinematics + updateFramePlacement (updateFramePlacement alone only reads oMi)."""
+    m, pm, pd, pin = pair.model, pair.pmodel, pair.pdata, pair.pin
+    q, pq = pair.q, pair.pq
+    frame = pm.getFrameId(link)
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+    def pin_pose(k):
+        pin.forwardKinematics(pm, pd, pq[k])
+        return pin.updateFramePlacement(pm, pd, frame)
+
+    def pin_lambda(k):
+        J = pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)
+        return np.linalg.inv(J @ pin.computeMinverse(pm, pd, pq[k]) @ J.T)
+
+    calls = {
+        "frame_pose vs FK+updateFramePlacement": (lambda k: rbd.frame_pose(m, q[k], link),
+                                                  pin_pose),
+        "frame_jacobian vs computeFrameJacobian": (
+            lambda k: rbd.frame_jacobian(m, q[k], link),
+            lambda k: pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)),
+        "operational_space_inertia vs inv(J M^-1 J^T)": (
+            lambda k: rbd.operational_space_inertia(m, q[k], link),
+            pin_lambda),
+    }
+
+    return compare(pair, repeats, number, calls)
+
+
 def per_call_us(function, states: int, number: int) -> float:
     def run():
         for k in range(states):
@@ -120,10 +150,10 @@ def per_call_us(function, states: int, number: int) -> float:
     return timeit.timeit(run, number=number, timer=TIMER) / (number * states) * 1e6
 
 
-def compare(pair: Pair, repeats: int, number: int):
+def compare(pair: Pair, repeats: int, number: int, calls=None):
     rows = []
     states = pair.q.shape[0]
-    for name, (ours, theirs) in pair.calls().items():
+    for name, (ours, theirs) in (calls or pair.calls()).items():
         ours_us, theirs_us = [], []
         for _ in range(repeats):
             ours_us.append(per_call_us(ours, states, number))
@@ -231,12 +261,15 @@ def main():
           f"{sys.version.split()[0]}, numpy {np.__version__}; {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}")
     single = ("function", "ours µs", "pin µs", "ratio")
-    single_formats = [(24, ""), (8, ".3f"), (8, ".3f"), (6, ".2f")]
+    single_formats = [(46, ""), (8, ".3f"), (8, ".3f"), (6, ".2f")]
     for title, xml in (("Panda (9 DoF), one state per call", panda_urdf()),
                        ("30-DoF tree (trunk + 4 branches, depth 12), one state per call",
                         tree_urdf(tree30(), name="tree30"))):
         pair = Pair(xml)
         table(title, single, compare(pair, repeats, number), single_formats)
+        if pair.model.name == "panda":
+            table("Panda task space (panda_hand), one state per call", single,
+                  task_space_rows(pair, repeats, number), single_formats)
         table(f"  {pair.model.nq} DoF, 1000 states in one call vs a Python loop of Pinocchio",
               ("function", "ours ms", "pin ms", "ratio"), batch_rows(pair, repeats),
               [(24, ""), (8, ".3f"), (8, ".3f"), (6, ".2f")])

@@ -6,14 +6,17 @@
         ControlError, StateError, MissingJointsError, TrajectoryError, ConfigError, GainError,
     )
 
-ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 'computed_torque'),
+ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 'computed_torque'
+    | 'cartesian_impedance'),
     joints (command order; None = all model joints), kp, kd, ki, i_clamp (None = model default,
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
     ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
     fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0),
     allow_nonzero_velocity_at_trajectory_end,
-    max_state_age [s] (older states soften the feedback, age_guard.py; 0 = off).
+    max_state_age [s] (older states soften the feedback, age_guard.py; 0 = off);
+    cartesian_impedance: ee_link, cartesian_stiffness (N/m x3, N m/rad x3),
+    cartesian_damping_ratio, nullspace_stiffness, nullspace_posture, max_cartesian_error (m, rad).
 
 Controller(model, config):
     update(now, names, q, qd, age=None) -> Command
@@ -26,6 +29,9 @@ Controller(model, config):
     check_watchdog(now) -> Command | None       the safe command while states are stale
     set_mode(mode, now); set_gains(kp=, kd=, ki=, i_clamp=); set_model(model); hold(now)
     joint_names, gains, mode, trajectory_end_time
+    set_pose_target(position, quaternion_xyzw, now); set_wrench_target(wrench, now)
+                                                cartesian_impedance; TrajectoryError(reason)
+    cartesian_state                             pose, target, error, wrench of the last step
 
 Command: tau (command order, finite, clamped to effort_limit * effort_scale), desired_q,
     desired_qd, desired_qdd, error (continuous joints wrapped), feedforward, feedback (unclamped
@@ -48,7 +54,8 @@ laws (the control laws), gains (defaults from the model), safety (state validati
 effort limits), bounds (every plausibility bound), errors, throttle, controller (ties them
 together), config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the
 node's parameters, defined once), model_source, joint_map, angles, age_guard (late states),
-health (loop statistics for diagnostics).
+health (loop statistics for diagnostics), cartesian (the impedance law) and pose
+(quaternions, pose targets).
 """
 from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
 from .errors import (ConfigError, ControlError, GainError, MissingJointsError, StateError,

@@ -21,7 +21,8 @@ __all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
-_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age")
+_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age",
+                  "cartesian_stiffness", "cartesian_damping_ratio", "max_cartesian_error")
 
 
 @dataclass
@@ -53,6 +54,13 @@ class ControllerConfig:
     friction: Optional[dict] = None
     friction_epsilon: float = DEFAULT_EPSILON     # rad/s: tanh smoothing of the Coulomb term
     max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
+    # cartesian_impedance (cartesian.py); Cartesian vectors are translation first
+    ee_link: str = _DEFAULT("ee_link")            # "" = none (the mode is unavailable)
+    cartesian_stiffness: Sequence[float] = tuple(_DEFAULT("cartesian_stiffness"))
+    cartesian_damping_ratio: float = _DEFAULT("cartesian_damping_ratio")
+    nullspace_stiffness: GainValue = _DEFAULT("nullspace_stiffness")   # N m/rad
+    nullspace_posture: GainValue = None           # rad; None = the pose at activation
+    max_cartesian_error: Sequence[float] = tuple(_DEFAULT("max_cartesian_error"))  # m, rad
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -67,6 +75,8 @@ class ControllerConfig:
         if self.fixed_positions is not None and not isinstance(self.fixed_positions, Mapping):
             raise ConfigError(f"fixed_positions must be a mapping joint -> position, got "
                               f"{type(self.fixed_positions).__name__}")
+        if self.mode == "cartesian_impedance" and not self.ee_link:
+            raise ConfigError("mode cartesian_impedance needs ee_link (a link name)")
         if self.joints is not None:
             joints = list(self.joints)
             if not joints or len(set(joints)) != len(joints):
@@ -116,6 +126,7 @@ class ModelPlan:
     damping: np.ndarray              # command order
     fixed_positions: np.ndarray      # model order: for joints missing from the states
     friction: object = None          # identification.Friction, model order
+    cartesian: object = None         # the cartesian_impedance law (None without ee_link)
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,14 @@ from rbd_control.dynamics import RbdError, gravity
 from rbd_control.identification.friction import Friction
 from rbd_control.identification.parameters import with_payload
 
-from . import bounds, laws
+from . import bounds, cartesian, laws
 from .age_guard import AgeGuard
 from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
 from .errors import ControlError, MissingJointsError, brief
 from .gains import GainValue, Gains, default_gains, resolve_per_joint
 from .joint_map import JointMap
 from .parameters import MODES, TRACKING_MODES
+from .pose import unit_quaternion
 from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
 from .throttle import ThrottledWarnings
 from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPlan, plan_segments, validate
@@ -109,9 +110,11 @@ class Controller:
             raise ConfigError(f"default gains: {exc}") from exc
         gains = self._apply_overrides(base, joints, self.config)
         damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
+        law = cartesian.from_config(model, self.config, joint_map, gains.reference_inertia)
         return ModelPlan(model, joint_map, effort_limit, gains, damping,
                          self._fixed_positions(model), self._friction_of(
-                             model, self.config.friction, self.config.friction_epsilon))
+                             model, self.config.friction, self.config.friction_epsilon),
+                         cartesian=law)
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
@@ -129,6 +132,7 @@ class Controller:
                                    warnings=self.warnings)
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
+        self._cartesian = plan.cartesian
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
@@ -175,8 +179,12 @@ class Controller:
         new law asks for at this state."""
         if mode not in MODES:
             raise ConfigError(f"mode {mode!r} is not one of {MODES}")
+        if mode == "cartesian_impedance" and self._cartesian is None:
+            raise ConfigError("mode cartesian_impedance needs ee_link in the controller config")
         if mode == self.mode:
             return
+        if mode == "cartesian_impedance":
+            self._cartesian.deactivate()   # anchored at the next measured state
         previous, self.mode = self.mode, mode
         self._integral[:] = 0.0
         if mode in TRACKING_MODES and (previous not in TRACKING_MODES or self._plan.empty):
@@ -240,6 +248,38 @@ class Controller:
             raise TrajectoryError(
                 f"joint states are stale (none for more than {self.config.state_timeout} s)")
 
+    # --- Cartesian targets (cartesian_impedance) ---------------------------------------
+
+    def set_pose_target(self, position, quaternion_xyzw, now: float):
+        """Move the end effector to a pose (base frame) along a minimum-jerk path from the
+        current target (pose.py); TrajectoryError with the reason if rejected."""
+        self._check_cartesian_goal(now)
+        try:
+            position = np.asarray(position, dtype=float).reshape(-1)
+            if position.shape != (3,) or not np.all(np.isfinite(position)):
+                raise ValueError(f"position must be 3 finite numbers, got {position!r}")
+            quaternion = unit_quaternion(quaternion_xyzw)
+        except (TypeError, ValueError) as exc:
+            raise TrajectoryError(f"bad pose target: {exc}") from None
+        self._cartesian.set_pose_target(position, quaternion, now)
+
+    def set_wrench_target(self, wrench, now: float):
+        """Feedforward wrench [fx, fy, fz, tx, ty, tz] (base axes, at the end-effector
+        origin), ramped in; TrajectoryError with the reason if rejected."""
+        self._check_cartesian_goal(now)
+        try:
+            wrench = np.asarray(wrench, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            wrench = np.zeros(0)
+        if wrench.shape != (6,) or not np.all(np.isfinite(wrench)):
+            raise TrajectoryError(f"wrench must be 6 finite numbers, got {wrench!r}")
+        self._cartesian.set_wrench_target(wrench, now)
+
+    @property
+    def cartesian_state(self):
+        """The last cartesian_impedance step (pose, target, error, wrench), or None."""
+        return None if self._cartesian is None else self._cartesian.last
+
     # --- the control loop -------------------------------------------------------------
 
     def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None) -> Command:
@@ -260,6 +300,8 @@ class Controller:
         try:
             if self.mode == "gravity_compensation":
                 command = self._float(q_m, qd_m)
+            elif self.mode == "cartesian_impedance":
+                command = self._impedance(now, q_m, qd_m)
             else:
                 command = self._track(now, q_m, qd_m)
         except RbdError as exc:  # the dynamics refused the state: report, never crash
@@ -342,6 +384,28 @@ class Controller:
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
                             holding=self._plan_holding(now), measured=(q, qd))
+
+    def _impedance(self, now, q, qd):
+        law = self._cartesian
+        if self._tripped is not None or not law.active:   # first state, or after a stale gap
+            law.activate(q, now)
+        ff, fb = law.torques(q, qd, now)
+        posture, n = self._map.take(law.posture), len(self._map)
+        error = laws.position_error(posture, self._map.take(q), self._map.take(self._continuous))
+        return self._finish(ff, fb, posture, np.zeros(n), np.zeros(n), error, integrate=False,
+                            holding=now >= law.end_time, measured=(q, qd))
+
+    def _check_cartesian_goal(self, now):
+        if self.mode != "cartesian_impedance":
+            raise TrajectoryError(f"mode {self.mode} does not take pose or wrench targets; "
+                                  "switch to cartesian_impedance")
+        if not _finite(now):
+            raise TrajectoryError(f"now is not a finite time: {now!r}")
+        if self._q is None or not self._cartesian.active:
+            raise TrajectoryError("no joint state received yet in cartesian_impedance")
+        if self._watchdog.is_stale(now):
+            raise TrajectoryError(
+                f"joint states are stale (none for more than {self.config.state_timeout} s)")
 
     def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, measured, now=None):
         ff_c, fb_c = self._map.take(ff), self._map.take(fb)

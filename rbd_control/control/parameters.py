@@ -15,7 +15,7 @@ __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER
            "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions",
            "friction_name"]
 
-MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
+MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
 SAFE_ACTIONS = ("hold", "zero")
 DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
@@ -95,6 +95,23 @@ def _check_lengths(name, lengths):
             return f"{name} values must be finite numbers"
         return None
     return check
+
+
+def _check_numbers(count, what, positive_only=True):
+    """A check for a double_array of exactly `count` finite (positive) numbers."""
+    def check(value):
+        values = list(value if value is not None else [])
+        ok = len(values) == count and all(finite_number(v) for v in values)
+        if not ok or (positive_only and any(v <= 0 for v in values)):
+            kind = "positive numbers" if positive_only else "finite numbers"
+            return f"{what} needs {count} {kind}, got {values}"
+        return None
+    return check
+
+
+def _check_posture(value):
+    values = list(value or [])
+    return None if all(finite_number(v) for v in values) else "nullspace_posture must be finite"
 
 
 def _gain(field, meaning):
@@ -205,6 +222,25 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("diagnostics.compute_error", "double", 0.005,
               "/diagnostics: ERROR when the p99 time to answer a state exceeds this, s.",
               **positive(10.0)),
+    Parameter("ee_link", "string", "",
+              "cartesian_impedance: the end-effector link (any URDF link, e.g. tool0); its "
+              "origin follows ~/target_pose. Empty: cartesian_impedance is unavailable."),
+    Parameter("cartesian_stiffness", "double_array", [1000.0, 1000.0, 1000.0, 10.0, 10.0, 10.0],
+              "cartesian_impedance: K, N/m along x, y, z then N m/rad about x, y, z (base axes).",
+              check=_check_numbers(6, "cartesian_stiffness"), constraint="6 positive numbers"),
+    Parameter("cartesian_damping_ratio", "double", 1.0,
+              "cartesian_impedance: damping ratio of every task-space mode (D from Lambda).",
+              **positive(10.0)),
+    Parameter("nullspace_stiffness", "double", 10.0,
+              "cartesian_impedance: posture stiffness in the dynamically consistent nullspace, "
+              "N m/rad, every joint.", low=0.0, high=MAX_GAIN),
+    Parameter("nullspace_posture", "double_array", None,
+              "cartesian_impedance: posture held in the nullspace, one value per controlled "
+              "joint. Empty: the pose at activation.", check=_check_posture,
+              constraint="empty or finite numbers"),
+    Parameter("max_cartesian_error", "double_array", [0.1, 0.5],
+              "cartesian_impedance: the pose error is clipped to [translation m, rotation rad].",
+              check=_check_numbers(2, "max_cartesian_error"), constraint="2 positive numbers"),
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),

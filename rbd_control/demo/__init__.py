@@ -3,14 +3,17 @@
     python -m rbd_control.demo [--output demo_output] [--real-time]
 
 Modules: data (home pose, trajectory), record (Recorder, Series), run (the phases),
-report (statistics, table, verdict, recording), plots (PNG figures), cli (main).
+report (statistics, table, verdict, recording), plots (PNG figures), cartesian (the push
+phase), cli (main).
 
 What it shows, with rbd_mujoco_sim and rbd_controller in their own processes (the
 rbd_bringup layout) and this process recording the controller's tuning topics:
 
   1. gravity_compensation: the arm is released at a pose and must stay there;
   2. the same ~8 s trajectory through the workspace, in computed_torque,
-  3. and again in feedforward_pd (switched at runtime through the `mode` parameter).
+  3. and again in feedforward_pd (switched at runtime through the `mode` parameter);
+  4. cartesian_impedance holding tool0 while MuJoCo pushes it with a known force: it yields
+     by F/K and springs back (cartesian.py, cartesian_impedance_push.png).
 
 It prints a summary table (RMS and max tracking error per joint, drift, peak effort,
 state→command latency) and writes PNG plots to the output directory.

@@ -7,6 +7,9 @@ from pathlib import Path
 from typing import Sequence
 
 from rbd_control.bringup import Bringup, BringupConfig, find_config_file, make_description_publisher
+from rbd_control.bringup_processes import controller_parameters
+from rbd_control.control.parameters import CONTROLLER_PARAMETERS
+from rbd_control.demo import cartesian
 from rbd_control.control.joint_map import JointMap
 from rbd_control.demo import __doc__ as DEMO_DOC
 from rbd_control.demo.data import DEFAULT_ARM_HOME, TRACKING_MODES
@@ -55,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         lockstep=not args.real_time,
         initial_positions=dict(DEFAULT_ARM_HOME),
         log_dir=args.output / "logs",
+        extra_controller_parameters={"ee_link": cartesian.EE_LINK},
     )
     joints = config.joints()
     model = load_urdf(urdf)
@@ -67,9 +71,12 @@ def run(args: argparse.Namespace) -> int:
         try:
             with Bringup(config) as bringup:
                 demo = DemoRun(node, executor, bringup, joints)
+                push_phase = cartesian.CartesianPhase(demo)
                 demo.gravity_compensation()
                 for mode in TRACKING_MODES:
                     demo.track(mode, DEFAULT_ARM_HOME)
+                push = push_phase.run(model, controller_parameters(config.config_file).get(
+                    "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"))
                 demo.progress.done()
         except RuntimeError as error:
             print(f"\nrbd_demo failed: {error}\nnode logs: {config.log_dir}", file=sys.stderr)
@@ -84,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     for path in write_plots(args.output, joints, gravity, tracking, limits):
         print(f"wrote {path}")
     print(f"wrote {save_recording(args.output / 'recording.npz', joints, gravity, tracking, latency)}")
-    problems = verdict(gravity, tracking)
+    print(cartesian.summary(push))
+    print(f"wrote {cartesian.write_plot(args.output, push)}")
+    problems = verdict(gravity, tracking) + cartesian.problems(push)
     print()
     if problems:
         print("verdict: FAILED\n  " + "\n  ".join(problems))

@@ -9,6 +9,8 @@ Topics
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
+  in   ~/target_pose ~/target_wrench   geometry_msgs PoseStamped / WrenchStamped
+  out  ~/current_pose ~/desired_pose   geometry_msgs/PoseStamped (cartesian.py)
   action ~/follow_joint_trajectory  control_msgs/action/FollowJointTrajectory, and
   out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
                                  (trajectory_action.py; off without control_msgs)
@@ -60,6 +62,7 @@ from rbd_control.control.parameters import (CONTROLLER_PARAMETERS, GAIN_FIELDS, 
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds
 from rbd_control.ros.diagnostics import DiagnosticsPublisher
 from rbd_control.ros.intake import state_age, take_newest
+from rbd_control.ros.cartesian import CartesianTopics, cartesian_config, mode_refusal
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, reasons, value
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
@@ -112,6 +115,7 @@ class ControllerNode(Node):
         # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
         self._action = trajectory_action.attach(
             self, lambda: self._controller, self._control_time, self._value)
+        self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -142,6 +146,7 @@ class ControllerNode(Node):
         accepted only once its model is built, and is then already in use."""
         found = reasons(TABLE, parameters, self._joints, {'robot_description': lambda xml: None})
         by_name = {p.name: p.value for p in parameters}
+        found += filter(None, [mode_refusal(by_name, self._value('ee_link'))])
         candidate = None
         if not found and ('robot_description' in by_name or 'gravity' in by_name):
             try:
@@ -207,7 +212,8 @@ class ControllerNode(Node):
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
             fixed_positions=fixed_positions(value_('fixed_positions')),
             allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
-            max_state_age=value_('max_state_age'))
+            max_state_age=value_('max_state_age'),
+            **cartesian_config(value_))
 
     def _loop_health(self):
         thresholds = HealthThresholds(**{
@@ -369,6 +375,7 @@ class ControllerNode(Node):
         # a safe command for a state lacking commanded joints has no "actual" to show
         if self._tuning is not None and not command.reason:
             self._tuning.publish(command, msg.header.stamp, names, q, qd)
+        self._cartesian.publish(msg.header.stamp)
         if self._action is not None:
             try:
                 self._action.on_command(now, command, msg.header.stamp)

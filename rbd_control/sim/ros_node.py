@@ -8,6 +8,8 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
     in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
                                        torques added to the commands (tests: a blocked arm);
                                        an empty message removes them
+    in   ~/external_wrench             geometry_msgs/WrenchStamped: push the link in frame_id
+                                       (world axes, at its origin; external_wrench.py)
     out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
@@ -47,6 +49,7 @@ from rbd_control.ros.conversions import time_msg
 from rbd_control.ros.parameters import declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
+from rbd_control.sim.external_wrench import ExternalWrenchTopic
 from rbd_control.sim.parameters import SIM_PARAMETERS
 from rbd_control.sim.simulator import Simulator
 
@@ -82,6 +85,7 @@ class MujocoSimNode(Node):
         )
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
         self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
+        ExternalWrenchTopic(self, lambda: self._sim)
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)

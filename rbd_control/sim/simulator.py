@@ -73,6 +73,7 @@ class Simulator:
         self._disturbance = np.zeros(self.model.nv)
         self.rejected_commands = 0
         self._blow_ups = 0
+        self._wrenches = {}   # MuJoCo body id -> (force, torque, point in body frame), world axes
         self.reset(initial_positions or {})
 
     # --- properties -----------------------------------------------------------
@@ -138,6 +139,7 @@ class Simulator:
         self.data.qfrc_applied[:] = (
             self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
         for _ in range(count):
+            self._apply_wrenches()
             before = self.data.time
             mujoco.mj_step(self.model, self.data)
             if self.data.time < before:
@@ -170,7 +172,8 @@ class Simulator:
         )
 
     def reset(self, initial_positions: Mapping[str, float]) -> None:
-        """Back to t = 0 at rest at `initial_positions` (others at 0), zero command."""
+        """Back to t = 0 at rest at `initial_positions` (others at 0), zero command, no
+        external wrench."""
         unknown = set(initial_positions) - set(self._reported.names)
         if unknown:
             raise KeyError(f"initial position for unknown joint(s): {sorted(unknown)}")
@@ -181,7 +184,35 @@ class Simulator:
             adr = self._reported.qpos_adr[self._reported.names.index(name)]
             self.data.qpos[adr] = float(value)
         self._command = np.zeros_like(self._command)
+        self._wrenches.clear()
         mujoco.mj_forward(self.model, self.data)
+
+    def set_external_wrench(self, link: str, force: Sequence[float],
+                            torque: Sequence[float] = (0.0, 0.0, 0.0),
+                            point: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+        """Push `link` from now on: `force` (N) acting at `point` (link frame; default its
+        origin) plus a pure `torque` (N m), both in world axes. Zero force and torque remove it.
+
+        MuJoCo's xfrc_applied acts at the body's centre of mass, so the moment of the force
+        about it, (p - c) x f, is added every step as the body turns."""
+        body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, link)
+        if body < 0:
+            raise KeyError(f"no link {link!r} in the simulated robot")
+        wrench = [np.asarray(x, dtype=float).reshape(3) for x in (force, torque, point)]
+        if not all(np.all(np.isfinite(x)) for x in wrench):
+            raise ValueError(f"external wrench on {link!r} must be finite: {wrench}")
+        self.data.xfrc_applied[body] = 0.0
+        if np.any(wrench[0]) or np.any(wrench[1]):
+            self._wrenches[body] = wrench
+        else:
+            self._wrenches.pop(body, None)
+
+    def _apply_wrenches(self) -> None:
+        d = self.data
+        for body, (force, torque, point) in self._wrenches.items():
+            at = d.xpos[body] + d.xmat[body].reshape(3, 3) @ point
+            d.xfrc_applied[body, :3] = force
+            d.xfrc_applied[body, 3:] = torque + np.cross(at - d.xipos[body], force)
 
     # --- helpers --------------------------------------------------------------
 

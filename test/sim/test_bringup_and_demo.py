@@ -61,7 +61,11 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
     assert rms_computed_torque < 2.0 and rms_feedforward_pd < 2.0, table
     assert "verdict: OK" in table, table
 
-    for name in ("tracking_positions", "tracking_error", "effort", "gravity_compensation"):
+    # cartesian_impedance: pushed, yielded by F/K (the verdict checks 5 %), sprang back
+    assert "cartesian_impedance: pushed tool0" in table, table
+
+    for name in ("tracking_positions", "tracking_error", "effort", "gravity_compensation",
+                 "cartesian_impedance_push"):
         png = tmp_path / f"{name}.png"
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, f"{png} is not a real plot"

@@ -1,0 +1,161 @@
+"""Frame kinematics of any URDF link: pose, Jacobian and classical acceleration bias.
+
+A link's frame sits in its body at the placement (E_l, r_l) of Model.link_placement (tool0 and
+flanges merged through fixed joints included). Write x_j = R x_link + p for the frame seen in
+the coordinates of body j. Walking from the link's body towards the root re-expresses it in
+each ancestor's coordinates with that ancestor's joint transform X_j = (E_j, r_j) from jcalc:
+    x_parent = E_j^T x_j + r_j        so    R <- E_j^T R,    p <- E_j^T p + r_j
+and at the root (R, p) is world <- link (Pinocchio's updateFramePlacement). One walk over the
+branch, no workspace, nothing computed for bodies off the branch.
+
+The Jacobian rides on the same walk (the geometric Jacobian, Siciliano et al. 2009 sec. 3.1;
+Pinocchio's computeFrameJacobian in LOCAL_WORLD_ALIGNED, angular rows first): the column of an
+ancestor joint j is its motion subspace S_j = [s_w; s_v] seen at the point, in the link's axes,
+    J_j = X S_j = [R^T s_w;  R^T (s_v + s_w x p)],    X = frame <- body j = (R, -R^T p)^-1
+(jcalc.subspace_from gives X^-1 S for X = (E, r), so the column is subspace_from with
+(R, -R^T p)), and one rotation of every column by world <- link at the end gives world axes.
+
+The bias Jdot qd is the classical acceleration of the point at qdd = 0 (Pinocchio's
+getFrameClassicalAcceleration). The RNEA outward pass with qdd = 0 and no gravity gives the
+body's velocity [w; v] and spatial acceleration [dw; dv] in body coordinates; for a point p of
+the body the classical acceleration is (RBDA sec. 2.10)
+    a_p = dv + dw x p + w x (v + w x p)
+The outward pass starts from the base acceleration a_0 = -a_g = [0; -g] (the gravity row of
+md); a_i is linear in a_0 with the term iX_0 a_0 = [0; -E0 g] (E0: body <- world rotation), so
+the gravity-free dv is dv + E0 g.
+"""
+import numpy as np
+from numba import int64, void
+
+from .checks import MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status, vector_status
+from .jcalc import joint_transform, subspace_from
+from .model import A_ANG, A_LIN, GRAVITY, NO_FEXT, V_ANG, V_LIN, parent
+from .rnea import outward_pass
+from .spatial import (ZERO, add, compiled, cross, jit, mat_mul, rotate, rotate_back, scale,
+                      transpose, vec)
+
+IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+
+@jit
+def frame_in_body(P, point):
+    """(R, p) of a link frame in its body, from P = [E_l; r_l] (4 x 3): x_body = E_l^T x_link
+    + r_l, with the origin moved to `point` (link coordinates)."""
+    R = transpose(((P[0, 0], P[0, 1], P[0, 2]), (P[1, 0], P[1, 1], P[1, 2]),
+                   (P[2, 0], P[2, 1], P[2, 2])))
+    return R, add((P[3, 0], P[3, 1], P[3, 2]), rotate(R, point))
+
+
+@jit
+def to_parent(E, r, R, p):
+    """x_parent = E^T x_j + r applied to the frame (R, p)."""
+    E_T = transpose(E)
+    return mat_mul(E_T, R), add(rotate(E_T, p), r)
+
+
+@jit
+def frame_in_world(md, q, body, R, p):
+    """(R, p) given in body `body` coordinates -> world <- frame."""
+    j = body
+    while j >= 0:
+        E, r = joint_transform(md, j, q[j])
+        R, p = to_parent(E, r, R, p)
+        j = parent(md, j)
+    return R, p
+
+
+@jit
+def put_column(J, j, w, v):
+    J[0, j], J[1, j], J[2, j] = w[0], w[1], w[2]
+    J[3, j], J[4, j], J[5, j] = v[0], v[1], v[2]
+
+
+@jit
+def jacobian_into(md, q, body, R, p, J):
+    """J (6 x nq) of the frame (R, p) of body `body`, world axes; returns world <- frame."""
+    J[:, :] = 0.0
+    j = body
+    while j >= 0:
+        # J_j = X S_j = [R^T s_w; R^T (s_v + s_w x p)],  X^-1 = (R, -R^T p)
+        w, v = subspace_from(md, j, R, scale(rotate_back(R, p), -1.0))
+        put_column(J, j, w, v)
+        E, r = joint_transform(md, j, q[j])
+        R, p = to_parent(E, r, R, p)
+        j = parent(md, j)
+    j = body
+    while j >= 0:
+        # world axes: J_j <- [R J_j^w; R J_j^v] with R = world <- frame
+        w = (J[0, j], J[1, j], J[2, j])
+        v = (J[3, j], J[4, j], J[5, j])
+        put_column(J, j, rotate(R, w), rotate(R, v))
+        j = parent(md, j)
+    return R, p
+
+
+@jit
+def pose_into(R, p, T):
+    """T = [R p; 0 1]"""
+    for row in range(3):
+        T[row, 0], T[row, 1], T[row, 2], T[row, 3] = R[row][0], R[row][1], R[row][2], p[row]
+    T[3, 0], T[3, 1], T[3, 2], T[3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
+@jit
+def frame_pose_into(md, q, body, P, T):
+    R, p = frame_in_body(P, ZERO)
+    R, p = frame_in_world(md, q, body, R, p)
+    pose_into(R, p, T)
+
+
+@compiled(int64(VECTOR, int64, MATRIX, MATRIX, *MODEL_ARGS))
+def frame_pose_kernel(q, body, P, T, md):
+    """inputs: q, body, P; outputs: T (md is only read). Returns 0 or a checks status code."""
+    status = vector_status(q, md.shape[0], 1)
+    if status == 0:
+        frame_pose_into(md, q, body, P, T)
+    return status
+
+
+@compiled(void(MATRIX, int64, MATRIX, TENSOR, *MODEL_ARGS))
+def frame_pose_batch_kernel(Q, body, P, T, md):
+    """inputs: Q (checked by the caller), body, P; outputs: T (md is only read)."""
+    for k in range(Q.shape[0]):
+        frame_pose_into(md, Q[k], body, P, T[k])
+
+
+@compiled(int64(VECTOR, int64, MATRIX, VECTOR, MATRIX, *MODEL_ARGS))
+def frame_jacobian_kernel(q, body, P, point, J, md):
+    """inputs: q, body, P, point; outputs: J (md is only read). Returns 0 or a status code."""
+    status = vector_status(q, md.shape[0], 1)
+    if status == 0:
+        R, p = frame_in_body(P, (point[0], point[1], point[2]))
+        jacobian_into(md, q, body, R, p, J)
+    return status
+
+
+@jit
+def bias_acceleration_into(md, q, qd, body, P, point, out):
+    """out = Jdot qd = [dw; a_p] in world axes (zero for a link on the fixed base)."""
+    out[:] = 0.0
+    if body < 0:
+        return
+    outward_pass(md, q, qd, np.zeros(md.shape[0]), NO_FEXT)
+    _, p = frame_in_body(P, point)
+    R0, _ = frame_in_world(md, q, body, IDENTITY, ZERO)   # world <- body
+    w, v, dw = vec(md, body, V_ANG), vec(md, body, V_LIN), vec(md, body, A_ANG)
+    # dv without the base's -a_g: dv + E0 g, E0 = R0^T
+    dv = add(vec(md, body, A_LIN), rotate_back(R0, vec(md, 0, GRAVITY)))
+    # a_p = dv + dw x p + w x (v + w x p)
+    a_p = add(add(dv, cross(dw, p)), cross(w, add(v, cross(w, p))))
+    dw0, a0 = rotate(R0, dw), rotate(R0, a_p)
+    out[0], out[1], out[2], out[3], out[4], out[5] = dw0[0], dw0[1], dw0[2], a0[0], a0[1], a0[2]
+
+
+@compiled(int64(VECTOR, VECTOR, int64, MATRIX, VECTOR, VECTOR, *MODEL_ARGS))
+def frame_bias_acceleration_kernel(q, qd, body, P, point, out, md):
+    """inputs: q, qd, body, P, point; outputs: out, md. Returns 0 or a checks status code."""
+    status = state_status(md.shape[0], q, qd, q)
+    if status == 0:
+        bias_acceleration_into(md, q, qd, body, P, (point[0], point[1], point[2]), out)
+    return status
+

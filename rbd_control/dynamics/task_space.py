@@ -1,0 +1,158 @@
+"""The public task-space functions: validate, look the link up, call one compiled kernel.
+
+Same pattern as api.py: the kernel is tried with the arguments as given and only a TypeError
+(not contiguous float64) leads to conversion; lengths and finiteness are checked in the kernel.
+Conventions: a pose is the 4 x 4 world <- link transform; a Jacobian is 6 x nq and maps qd to
+[omega; v] in world axes, v being the velocity of the link origin or of `point` (link
+coordinates): Pinocchio's LOCAL_WORLD_ALIGNED with the angular rows first.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .checks import as_batch, as_vector, raise_for_status
+from .errors import InputError
+from .kinematics import (frame_bias_acceleration_kernel, frame_jacobian_kernel,
+                         frame_pose_batch_kernel, frame_pose_kernel)
+from .operational_space import SINGULAR, task_inverse_inertia_kernel
+
+Q = ("q",)
+STATE = ("q", "qd")
+ORIGIN = np.zeros(3)   # the default point (never written)
+
+
+def link_frames(model) -> dict:
+    """link name -> (body, P) with P = [E_l; r_l] (4 x 3), built once per model and kept on it
+    as `_link_frames` (like its default workspace `_data`)."""
+    frames = {link: (int(model.link_body[link]),
+                     np.ascontiguousarray(np.vstack([E, np.reshape(r, (1, 3))]), dtype=float))
+              for link, (E, r) in model.link_placement.items()}
+    object.__setattr__(model, "_link_frames", frames)
+    return frames
+
+
+def _frame(model, link):
+    try:
+        return model._link_frames[link]   # the fast path: one attribute, one dict look-up
+    except AttributeError:   # first call on this model
+        link_frames(model)
+        return _frame(model, link)
+    except (KeyError, TypeError):
+        raise InputError(f"link {link!r} is not a link of {model.name!r} "
+                         f"(links: {', '.join(model.link_names)})") from None
+
+
+def _point(point):
+    if point is None:
+        return ORIGIN
+    p = np.array(point, dtype=float) if np.ndim(point) == 1 else None
+    if p is None or p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise InputError(f"point must be 3 finite numbers (link coordinates), got {point!r}")
+    return p
+
+
+def frame_pose(model, q, link) -> np.ndarray:
+    """The 4 x 4 homogeneous transform world <- link at q."""
+    body, P = _frame(model, link)
+    T = np.empty((4, 4))
+    try:
+        status = frame_pose_kernel(q, body, P, T, *model._kernel_args)
+    except (TypeError, ValueError):  # not a float64 vector
+        q = as_vector(q, "q", model.nq)
+        status = frame_pose_kernel(q, body, P, T, *model._kernel_args)
+    if status:
+        raise_for_status(status, Q, model.nq)
+    return T
+
+
+def frame_pose_batch(model, Q_batch, link) -> np.ndarray:
+    """frame_pose over N states: Q_batch is (N, nq); returns (N, 4, 4)."""
+    body, P = _frame(model, link)
+    Q_batch = as_batch(Q_batch, "Q", model.nq)
+    T = np.empty((Q_batch.shape[0], 4, 4))
+    frame_pose_batch_kernel(Q_batch, body, P, T, *model._kernel_args)
+    return T
+
+
+def frame_jacobian(model, q, link, point=None) -> np.ndarray:
+    """6 x nq: qd -> [omega; v] of the link (v of its origin, or of `point` in link
+    coordinates), world axes."""
+    body, P = _frame(model, link)
+    point = _point(point)
+    J = np.empty((6, model.nq))
+    try:
+        status = frame_jacobian_kernel(q, body, P, point, J, *model._kernel_args)
+    except (TypeError, ValueError):  # not a float64 vector
+        q = as_vector(q, "q", model.nq)
+        status = frame_jacobian_kernel(q, body, P, point, J, *model._kernel_args)
+    if status:
+        raise_for_status(status, Q, model.nq)
+    return J
+
+
+def frame_velocity(model, q, qd, link, point=None) -> np.ndarray:
+    """[omega; v] of the link (of `point`) in world axes: J(q) qd."""
+    qd = as_vector(qd, "qd", model.nq)
+    return frame_jacobian(model, q, link, point) @ qd
+
+
+def frame_bias_acceleration(model, q, qd, link, point=None, data=None) -> np.ndarray:
+    """Jdot qd = [dw; a]: the link's classical acceleration at qdd = 0, world axes."""
+    data = model._data if data is None else data
+    body, P = _frame(model, link)
+    point = _point(point)
+    out = np.empty(6)
+    args = (body, P, point, out, *data.kernel_args)
+    try:
+        status = frame_bias_acceleration_kernel(q, qd, *args)
+    except (TypeError, ValueError):  # not float64 vectors
+        q, qd = (as_vector(x, name, model.nq) for x, name in zip((q, qd), STATE))
+        status = frame_bias_acceleration_kernel(q, qd, *args)
+    if status:
+        raise_for_status(status, STATE, model.nq)
+    return out
+
+
+class OperationalSpace(NamedTuple):
+    """Lambda (6 x 6) of a link frame and what it was made of."""
+
+    Lambda: np.ndarray    # (J H^-1 J^T)^-1, damped near singularities
+    damping: float        # mu added to the eigenvalues of J H^-1 J^T; 0 = exact
+    J: np.ndarray         # 6 x nq frame Jacobian (world axes, [omega; v])
+    Hinv_JT: np.ndarray   # nq x 6: H^-1 J^T (the dynamically consistent inverse is this @ Lambda)
+
+
+def operational_space_inertia(model, q, link, point=None, rcond=1e-6,
+                              data=None) -> OperationalSpace:
+    """Lambda = (J H^-1 J^T)^-1 of the link frame through the sparse L^T D L of H.
+
+    Eigenvalues s of J H^-1 J^T below eps = rcond * s_max are damped (see operational_space.py);
+    the result says by how much. A link that no joint moves has no operational space."""
+    data = model._data if data is None else data
+    body, P = _frame(model, link)
+    if body < 0:
+        raise InputError(f"link {link!r} is fixed to the base: no joint moves it")
+    if not (np.isfinite(rcond) and 0.0 < rcond < 1.0):
+        raise InputError(f"rcond must be in (0, 1), got {rcond!r}")
+    point = _point(point)
+    n = model.nq
+    J, Y, A = np.empty((6, n)), np.empty((6, n)), np.empty((6, 6))
+    q = as_vector(q, "q", n)
+    status = task_inverse_inertia_kernel(q, body, P, point, J, Y, A, data.H, *data.kernel_args)
+    if status == SINGULAR:
+        raise InputError("the mass matrix H(q) is singular at this q")
+    if status:
+        raise_for_status(status, Q, n)
+    Lambda, damping = damped_inverse(A, rcond)
+    return OperationalSpace(Lambda, damping, J, Y.T)
+
+
+def damped_inverse(A, rcond):
+    """(A + mu 1)^-1 with mu = max(0, eps - s_min), eps = rcond * s_max, by the eigen-
+    decomposition A = V diag(s) V^T; returns it and mu."""
+    s, V = np.linalg.eigh(A)
+    eps = rcond * max(s[-1], 0.0)
+    damping = max(0.0, eps - s[0])
+    return (V / (s + damping)) @ V.T, float(damping)

@@ -1,0 +1,180 @@
+"""cartesian_impedance without a simulator: quaternions, the target profile, the law's parts and
+the Controller API (errors, replacement without jumps, wrench ramp, watchdog, mode switches)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from rbd_control.control import ConfigError, Controller, ControllerConfig, TrajectoryError
+from rbd_control.control.cartesian import WRENCH_RAMP_TIME
+from rbd_control.control.pose import (MAX_LINEAR_SPEED, MIN_DURATION, PoseInterpolation,
+                                      minimum_jerk, orientation_error, quat_from_matrix, slerp)
+from rbd_control.dynamics import bias, frame_jacobian, gravity
+
+Q0 = np.array([0.0, 0.6, -0.9, 0.4, 0.3, 0.0])
+
+
+def make(arm_model, **config):
+    controller = Controller(arm_model, ControllerConfig(mode="cartesian_impedance",
+                                                        ee_link="tool0", **config))
+    controller.update(0.0, arm_model.joint_names, Q0, np.zeros(6))
+    return controller
+
+
+def test_quaternion_from_matrix_matches_scipy_on_random_rotations():
+    for R in Rotation.random(200, random_state=1):
+        ours = quat_from_matrix(R.as_matrix())
+        reference = R.as_quat()   # x, y, z, w
+        assert min(np.abs(ours - reference).max(), np.abs(ours + reference).max()) < 1e-12
+
+
+def test_orientation_error_is_the_rotation_vector_for_small_angles_and_sign_blind():
+    R = Rotation.from_rotvec([0.3, -0.2, 0.5])
+    small = Rotation.from_rotvec([1e-4, -2e-4, 3e-4]) * R
+    q, q_d = R.as_quat(), small.as_quat()
+    np.testing.assert_allclose(orientation_error(q_d, q), [1e-4, -2e-4, 3e-4], atol=1e-10)
+    np.testing.assert_allclose(orientation_error(-q_d, q), orientation_error(q_d, q), atol=1e-15)
+
+
+def test_slerp_and_minimum_jerk_end_points():
+    a, b = Rotation.random(2, random_state=2).as_quat()
+    np.testing.assert_allclose(slerp(a, b, 0.0), a, atol=1e-12)
+    assert min(np.abs(slerp(a, b, 1.0) - b).max(), np.abs(slerp(a, b, 1.0) + b).max()) < 1e-12
+    assert minimum_jerk(0.0) == 0.0 and minimum_jerk(1.0) == 1.0 and minimum_jerk(0.5) == 0.5
+
+
+def test_interpolation_duration_follows_the_speed_rule():
+    q = np.array([0.0, 0.0, 0.0, 1.0])
+    far = PoseInterpolation([0, 0, 0], q, [0.5, 0, 0], q, 0.0)
+    assert far.duration == pytest.approx(1.875 * 0.5 / MAX_LINEAR_SPEED)
+    peak = max(np.linalg.norm(far.sample(t + 1e-4)[0] - far.sample(t)[0]) / 1e-4
+               for t in np.linspace(0, far.duration, 200))
+    assert peak == pytest.approx(MAX_LINEAR_SPEED, rel=1e-3)
+    assert PoseInterpolation([0, 0, 0], q, [0.01, 0, 0], q, 0.0).duration == MIN_DURATION
+
+
+def test_at_rest_on_target_the_command_is_gravity(arm_model):
+    controller = make(arm_model)
+    command = controller.update(0.001, arm_model.joint_names, Q0, np.zeros(6))
+    np.testing.assert_allclose(command.tau, gravity(arm_model, Q0), atol=1e-9)
+
+
+def test_law_parts_spring_damper_and_wrench(arm_model):
+    """tau - (C qd + G) = J^T (K e - D xdot + f_d) for a 6-DoF arm (N = 0 away from
+    singularities): checked through J^-T."""
+    controller = make(arm_model, cartesian_stiffness=(500, 600, 700, 20, 30, 40))
+    wrench = np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.3])
+    controller.set_wrench_target(wrench, 0.0)
+    q = Q0 + 0.01
+    for t in np.arange(0.001, WRENCH_RAMP_TIME + 0.01, 0.001):   # states keep coming
+        command = controller.update(t, arm_model.joint_names, q, np.zeros(6))
+    F = np.linalg.solve(frame_jacobian(arm_model, q, "tool0").T,
+                        command.tau - bias(arm_model, q, np.zeros(6)))
+    state = controller.cartesian_state
+    K = np.array([500, 600, 700, 20, 30, 40])
+    # F is [moment; force]; error and wrench are translation first
+    np.testing.assert_allclose(F[3:], K[:3] * state.error[:3] + wrench[:3], atol=1e-6)
+    np.testing.assert_allclose(F[:3], K[3:] * state.error[3:] + wrench[3:], atol=1e-6)
+
+
+def test_replacing_a_pose_target_mid_motion_moves_the_target_continuously(arm_model):
+    controller = make(arm_model)
+    names = arm_model.joint_names
+    p0 = controller.cartesian_state.position
+    quat0 = controller.cartesian_state.quaternion_xyzw
+    controller.set_pose_target(p0 + [0.2, 0.0, 0.0], quat0, 0.0)
+    targets, taus = [], []
+    for k in range(1, 3000):
+        t = k * 1e-3
+        if k == 700:
+            controller.set_pose_target(p0 + [0.0, 0.2, -0.1], quat0, t)
+        taus.append(controller.update(t, names, Q0, np.zeros(6)).tau)
+        targets.append(controller.cartesian_state.target_position)
+    steps = np.linalg.norm(np.diff(targets, axis=0), axis=1)
+    assert steps[695:705].max() <= 1.01 * MAX_LINEAR_SPEED * 1e-3   # no jump at the switch
+    assert np.abs(np.diff(taus, axis=0)).max() < 1.0                 # N m per ms
+
+
+def test_wrench_target_is_ramped_in(arm_model):
+    controller = make(arm_model)
+    names = arm_model.joint_names
+    controller.set_wrench_target([0, 0, 10.0, 0, 0, 0], 0.0)
+    forces = []
+    for t in np.arange(0.0, WRENCH_RAMP_TIME + 0.05, 1e-3):
+        controller.update(t, names, Q0, np.zeros(6))
+        forces.append(controller.cartesian_state.wrench[2])
+    assert forces[0] == 0.0 and forces[-1] == 10.0
+    assert np.diff(forces).max() < 10.0 * 1.875 * 1e-3 / WRENCH_RAMP_TIME * 1.01
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda c: c.set_pose_target([0, 0], [0, 0, 0, 1], 0.0), "bad pose target"),
+    (lambda c: c.set_pose_target([0, 0, 0.5], [0, 0, 0, 2], 0.0), "unit quaternion"),
+    (lambda c: c.set_pose_target([0, math.nan, 0.5], [0, 0, 0, 1], 0.0), "finite"),
+    (lambda c: c.set_wrench_target([0, 0, 1], 0.0), "6 finite numbers"),
+    (lambda c: c.set_pose_target([0, 0, 0.5], [0, 0, 0, 1], 5.0), "stale"),
+])
+def test_bad_targets_are_refused_with_a_reason(arm_model, call, message):
+    with pytest.raises(TrajectoryError, match=message):
+        call(make(arm_model))
+
+
+def test_targets_need_the_cartesian_mode_and_the_mode_needs_an_ee_link(arm_model):
+    joint = Controller(arm_model, ControllerConfig(mode="computed_torque"))
+    joint.update(0.0, arm_model.joint_names, Q0, np.zeros(6))
+    with pytest.raises(TrajectoryError, match="switch to cartesian_impedance"):
+        joint.set_pose_target([0, 0, 0.5], [0, 0, 0, 1], 0.0)
+    with pytest.raises(ConfigError, match="ee_link"):
+        joint.set_mode("cartesian_impedance", 0.0)
+    with pytest.raises(ConfigError, match="ee_link"):
+        Controller(arm_model, ControllerConfig(mode="cartesian_impedance"))
+    with pytest.raises(ConfigError, match="no_such_link"):
+        Controller(arm_model, ControllerConfig(mode="cartesian_impedance", ee_link="no_such_link"))
+    with pytest.raises(ConfigError, match="fixed to the base"):
+        Controller(arm_model, ControllerConfig(mode="cartesian_impedance", ee_link="base_link"))
+    with pytest.raises(ConfigError, match="cartesian_stiffness"):
+        ControllerConfig(mode="cartesian_impedance", ee_link="tool0",
+                         cartesian_stiffness=(1, 2, 3)).check()
+    with pytest.raises(ConfigError, match="max_cartesian_error"):
+        ControllerConfig(max_cartesian_error=(0.1, -1)).check()
+
+
+def test_switching_modes_at_rest_keeps_the_torque(arm_model):
+    controller = Controller(arm_model, ControllerConfig(mode="computed_torque", ee_link="tool0"))
+    names = arm_model.joint_names
+    before = controller.update(0.0, names, Q0, np.zeros(6)).tau
+    controller.set_mode("cartesian_impedance", 0.001)
+    during = controller.update(0.002, names, Q0, np.zeros(6)).tau
+    controller.set_mode("feedforward_pd", 0.003)
+    after = controller.update(0.004, names, Q0, np.zeros(6)).tau
+    np.testing.assert_allclose(during, before, atol=1e-9)
+    np.testing.assert_allclose(after, before, atol=1e-9)
+
+
+def test_watchdog_applies_and_the_target_is_dropped_after_a_gap(arm_model):
+    controller = make(arm_model, state_timeout=0.05)
+    names = arm_model.joint_names
+    p0 = controller.cartesian_state.position
+    controller.set_pose_target(p0 + [0.1, 0, 0], controller.cartesian_state.quaternion_xyzw, 0.0)
+    controller.update(0.01, names, Q0, np.zeros(6))
+    safe = controller.check_watchdog(0.2)
+    assert safe.mode == "safe_hold"
+    np.testing.assert_allclose(safe.tau, gravity(arm_model, Q0), atol=1e-9)
+    # states resume: it holds where the arm is, the old target is gone
+    command = controller.update(0.3, names, Q0, np.zeros(6))
+    np.testing.assert_allclose(command.tau, gravity(arm_model, Q0), atol=1e-9)
+    np.testing.assert_allclose(controller.cartesian_state.target_position, p0, atol=1e-12)
+
+
+def test_a_singular_pose_gives_a_finite_clamped_torque(arm_model):
+    controller = make(arm_model)
+    names = arm_model.joint_names
+    stretched = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])   # arm straight up, wrist aligned
+    controller.update(0.001, names, stretched, np.full(6, 0.5))
+    command = controller.update(0.002, names, stretched, np.full(6, 0.5))
+    assert np.all(np.isfinite(command.tau))
+    assert np.all(np.abs(command.tau) <= controller._limiter.limit)
+    assert controller.cartesian_state.damping > 0.0
