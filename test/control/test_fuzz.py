@@ -41,6 +41,7 @@ def configs(draw):
         safe_action=draw(st.sampled_from(["hold", "zero"])),
         damping=draw(st.one_of(st.none(), st.floats(0.0, 1e3))),
         allow_partial_joints_goal=draw(st.booleans()),
+        ee_link="tool0",        # so that cartesian_impedance is fuzzed too
     )
 
 
