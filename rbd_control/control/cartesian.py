@@ -151,6 +151,10 @@ def from_config(model, config, joint_map, reference_inertia):
     joints = joint_map.names
     if not config.ee_link:
         return None
+    if config.ee_link not in model.link_body and config.mode != "cartesian_impedance":
+        # another robot than the configured one (a shared YAML names tool0): the joint-space
+        # modes still work; switching to cartesian_impedance is refused (no law)
+        return None
     try:
         stiffness = joint_map.put(resolve_per_joint(
             config.nullspace_stiffness, joints, np.zeros(len(joints)), "nullspace_stiffness"))

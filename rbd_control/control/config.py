@@ -8,12 +8,10 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from rbd_control.identification.friction import DEFAULT_EPSILON
-
 from .bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
 from .gains import GainValue, Gains
 from .joint_map import JointMap
-from .parameters import CONTROLLER_PARAMETERS
+from .parameters import CONTROLLER_PARAMETERS, FRICTION_EPSILON
 from .parameter_table import finite_number
 from .errors import ConfigError, brief
 
@@ -52,7 +50,7 @@ class ControllerConfig:
     # joint friction added to the tracking modes' feedforward at the desired velocity:
     # {joint: {"viscous": N m s/rad, "coulomb": N m}} (identification/friction.py)
     friction: Optional[dict] = None
-    friction_epsilon: float = DEFAULT_EPSILON     # rad/s: tanh smoothing of the Coulomb term
+    friction_epsilon: float = FRICTION_EPSILON    # rad/s: tanh smoothing of the Coulomb term
     max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
     # cartesian_impedance (cartesian.py); Cartesian vectors are translation first
     ee_link: str = _DEFAULT("ee_link")            # "" = none (the mode is unavailable)

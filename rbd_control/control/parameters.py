@@ -6,7 +6,6 @@ list is generated from it (python -m rbd_control.parameter_docs).
 """
 import math
 
-from rbd_control.identification.friction import DEFAULT_EPSILON
 
 from .bounds import MAX_KP
 from .parameter_table import JOINT, Parameter, ParameterTable, finite_number, not_empty, positive
@@ -17,6 +16,10 @@ __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER
 
 MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
+# rad/s over which the Coulomb friction term reaches f_c (tanh): the table default of
+# friction.epsilon. A literal, not identification.friction.DEFAULT_EPSILON, so that reading the
+# table (rbd_controller --help) compiles no kernels; test_parameters checks they agree.
+FRICTION_EPSILON = 0.01
 SAFE_ACTIONS = ("hold", "zero")
 DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
 # A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
@@ -166,7 +169,7 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "Coulomb friction f_c of the joint, N m (N): f_c * tanh(qd_desired / "
               "friction.epsilon) is added to the tracking modes' feedforward.", read_only=False,
               low=0.0, high=MAX_GAIN),
-    Parameter("friction.epsilon", "double", DEFAULT_EPSILON,
+    Parameter("friction.epsilon", "double", FRICTION_EPSILON,
               "Velocity (rad/s, m/s) over which the Coulomb term reaches f_c (tanh).",
               read_only=False, low=0.0, high=10.0, low_open=True),
     Parameter("payload.link", "string", "",

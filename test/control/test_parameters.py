@@ -83,3 +83,9 @@ def test_gain_field_names_the_joint_and_the_core_field_of_gains_only():
     assert gain_field("gains.elbow.i_clamp") == ("elbow", "i_clamp")
     assert gain_field("gains.elbow.p") == ("elbow", "kp")
     assert gain_field("mode") is None and gain_field("friction.elbow.viscous") is None
+
+
+def test_the_friction_epsilon_default_is_identifications():
+    from rbd_control.control.parameters import FRICTION_EPSILON
+    from rbd_control.identification.friction import DEFAULT_EPSILON
+    assert FRICTION_EPSILON == DEFAULT_EPSILON

@@ -103,7 +103,7 @@ def test_our_executables_exist_as_console_scripts(launch_file):
 
 def test_every_console_script_points_at_a_main_function():
     scripts = entry_points()
-    assert set(scripts) == {'rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup'}
+    assert set(scripts) == {'rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup', 'rbd_identify'}
     for script, module in scripts.items():
         source = REPO / (module.replace('.', '/') + '.py')
         assert source.is_file(), f'{script} -> {source} does not exist'

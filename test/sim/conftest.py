@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
 
 import pytest
 
@@ -15,6 +16,11 @@ _TEST_DIR = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _load(relative: str, name: str):
+    # the module's own folder on sys.path, as pytest does for a conftest it loads itself (test/ros's
+    # conftest imports shm_segments beside it)
+    folder = str((_TEST_DIR / relative).parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(name, _TEST_DIR / relative)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
