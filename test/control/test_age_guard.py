@@ -7,7 +7,7 @@ import collections
 import numpy as np
 import pytest
 
-from conftest import make_plant
+from closed_loop_support import make_plant
 from rbd_control.control import ConfigError, Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.control.age_guard import AgeGuard
 from rbd_control.dynamics import gravity
