@@ -451,6 +451,8 @@ def test_tuning_topics_carry_the_command_parts(spawn_node, ros_node):
     received = {t: ros_node.collect(JointState, f'/{NODE}/{t}', RELIABLE_DEEP) for t in topics}
     for topic in topics:
         ros_node.wait_for_publishers(f'/{NODE}/{topic}')
+    # the node publishes tuning only while subscribed and re-checks that every 0.2 s
+    ros_node.spin_for(0.5)
     rng = np.random.default_rng(15)
     first = shuffled_state(rng, ALL_JOINTS, *random_state(rng))
     second = shuffled_state(rng, ALL_JOINTS, *random_state(rng))
