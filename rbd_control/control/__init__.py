@@ -48,7 +48,8 @@ Errors (errors.py): every refusal is a ControlError (a dynamics RbdError) subcla
 is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryError.
 controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
 
-Modules: trajectory (sampling, JTC semantics), tolerances (JTC's path / goal tolerances),
+Modules: trajectory (the blend and the plan, JTC semantics), trajectory_validation (JTC's
+rules for accepting a trajectory), polynomials (the segments and their sampling), tolerances (JTC's path / goal tolerances),
 path_limits (the interpolated path vs the limits),
 laws (the control laws), gains (defaults from the model), safety (state validation, watchdog,
 effort limits), bounds (every plausibility bound), errors, throttle, controller (ties them

@@ -131,6 +131,6 @@ class ModelPlan:
 class CheckedGoal:
     """A trajectory checked against one model (Controller.check_trajectory), to install."""
 
-    checked: object                  # trajectory.ValidatedTrajectory
+    checked: object                  # trajectory_validation.ValidatedTrajectory
     model: object
     joint_names: tuple

@@ -24,14 +24,15 @@ from rbd_control.identification.parameters import with_payload
 from . import bounds, cartesian, laws
 from .age_guard import AgeGuard
 from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
-from .errors import ControlError, MissingJointsError, brief
+from .errors import ControlError, MissingJointsError, TrajectoryError, brief
 from .gains import GainValue, Gains, default_gains, resolve_per_joint
 from .joint_map import JointMap
 from .parameters import MODES, TRACKING_MODES
 from .pose import unit_quaternion
 from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
 from .throttle import ThrottledWarnings
-from .trajectory import JointTrajectory, TrajectoryError, TrajectoryPlan, plan_segments, validate
+from .trajectory import JointTrajectory, TrajectoryPlan, plan_segments
+from .trajectory_validation import validate
 
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
 

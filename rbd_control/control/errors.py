@@ -6,6 +6,8 @@
       StateError       a measured joint state was rejected                (Controller.update)
         MissingJointsError  the state lacks commanded joints; carries the best-known pose
       TrajectoryError  a trajectory was rejected                         (set_trajectory)
+        InvalidJointsError  its joint names are unknown, duplicated or missing
+        OldTrajectoryError  it ends before now
 
 ControlError derives from the dynamics' RbdError, so a ROS node catches everything the package
 raises about bad input with one `except RbdError`; errors raised by the dynamics inside the
@@ -20,7 +22,7 @@ from typing import Iterable
 from rbd_control.dynamics import RbdError
 
 __all__ = ["ControlError", "ConfigError", "GainError", "StateError", "MissingJointsError",
-           "TrajectoryError", "brief", "duplicates"]
+           "TrajectoryError", "InvalidJointsError", "OldTrajectoryError", "brief", "duplicates"]
 
 
 class ControlError(RbdError):
@@ -50,6 +52,15 @@ class MissingJointsError(StateError):
 
 class TrajectoryError(ControlError):
     """A trajectory was rejected; the message says which point / joint / field is wrong."""
+
+
+class InvalidJointsError(TrajectoryError):
+    """The joint names are wrong: unknown, duplicated, missing (FollowJointTrajectory's
+    INVALID_JOINTS)."""
+
+
+class OldTrajectoryError(TrajectoryError):
+    """The trajectory ends before now (FollowJointTrajectory's OLD_HEADER_TIMESTAMP)."""
 
 
 def brief(names: Iterable[str], limit: int = 8) -> str:

@@ -36,7 +36,7 @@ from rclpy.task import Future
 
 from rbd_control.control import tolerances as tol
 from rbd_control.control.parameters import TRACKING_MODES
-from rbd_control.control.trajectory import InvalidJointsError, OldTrajectoryError, TrajectoryError
+from rbd_control.control.errors import InvalidJointsError, OldTrajectoryError, TrajectoryError
 from rbd_control.ros.conversions import float_array, seconds, trajectory_from_msg
 
 try:

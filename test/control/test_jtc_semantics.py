@@ -14,13 +14,9 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, StateError, TrajectoryPoint
-from rbd_control.control.trajectory import (
-    InvalidJointsError,
-    OldTrajectoryError,
-    TrajectoryError,
-    plan_segments,
-    validate,
-)
+from rbd_control.control.errors import InvalidJointsError, OldTrajectoryError, TrajectoryError
+from rbd_control.control.trajectory import plan_segments
+from rbd_control.control.trajectory_validation import validate
 
 EPS = 1e-8
 

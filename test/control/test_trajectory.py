@@ -6,16 +6,16 @@ import math
 import numpy as np
 import pytest
 
+from rbd_control.control.errors import TrajectoryError
+from rbd_control.control.polynomials import PiecewisePolynomial
 from rbd_control.control.trajectory import (
     JointTrajectory,
-    PiecewisePolynomial,
-    TrajectoryError,
     TrajectoryPlan,
     TrajectoryPoint,
     plan_segments,
-    validate,
     wrap_to_pi,
 )
+from rbd_control.control.trajectory_validation import validate
 
 JOINTS = ("a", "b", "c")
 LIMITS = np.array([[-2.0, 2.0], [-2.0, 2.0], [-math.inf, math.inf]])
