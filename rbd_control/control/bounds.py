@@ -5,6 +5,7 @@ products the controller forms (gain x error, H x acceleration, polynomial coeffi
 h / T^5) stay finite. A value beyond its bound is refused with a message naming it, so a NaN can
 never be the first symptom of absurd input.
 """
+import math
 
 # measured states and trajectory points
 MAX_PLAUSIBLE_POSITION = 1e4        # rad or m; continuous joints may wind up many turns
@@ -29,3 +30,11 @@ MAX_EFFORT_LIMIT = MAX_PLAUSIBLE_EFFORT
 MAX_BANDWIDTH_HZ = 1e3              # the default-gain bandwidth; a 1 kHz loop cannot exceed it
 MAX_DAMPING_RATIO = 1e2
 MAX_STATE_TIMEOUT = 1e3             # s
+
+
+def finite(value) -> bool:
+    """True when value converts to a finite float (a time, a position from a config)."""
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False

@@ -13,40 +13,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from rbd_control.dynamics import RbdError, gravity
-from rbd_control.identification.friction import Friction
-from rbd_control.identification.parameters import with_payload
 
-from . import bounds, cartesian, laws
+from . import laws
 from .age_guard import AgeGuard
+from .bounds import finite
+from .cartesian_mode import checked_pose, checked_wrench
 from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
-from .errors import ControlError, MissingJointsError, TrajectoryError, brief
-from .gains import GainValue, Gains, default_gains, resolve_per_joint
-from .joint_map import JointMap
+from .errors import MissingJointsError, TrajectoryError
+from .gain_table import GainTable, in_model_order
+from .gains import GainValue, Gains
+from .model_corrections import carrying_payload, friction_compensation
+from .model_plan import plan_model
 from .parameters import MODES, TRACKING_MODES
-from .pose import unit_quaternion
 from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
 from .throttle import ThrottledWarnings
 from .trajectory import JointTrajectory, TrajectoryPlan, plan_segments
 from .trajectory_validation import validate
 
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
-
-# the upper bound of each gain-like value (bounds.py)
-MAXIMUM = {"kp": bounds.MAX_KP, "kd": bounds.MAX_KD, "ki": bounds.MAX_KI,
-           "i_clamp": bounds.MAX_I_CLAMP, "damping": bounds.MAX_KD,
-           "effort_limit": bounds.MAX_EFFORT_LIMIT}
-
-def _finite(value) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
 
 class Controller:
     """Model-based joint torque controller for one robot model. Not thread-safe."""
@@ -64,7 +53,7 @@ class Controller:
         self._tripped = None             # safe action in force, or None
         self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
-        self._user_gains = {field: {} for field in ("kp", "kd", "ki", "i_clamp")}  # set_gains
+        self._gain_table = GainTable()   # what set_gains gave, kept across models
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
         self.warnings = ThrottledWarnings()
         self.set_model(model)
@@ -96,32 +85,13 @@ class Controller:
     def prepare_model(self, model) -> ModelPlan:
         """Check a model against the config and build what the controller needs of it.
         Pure: the controller is unchanged. Raises ConfigError with the reason."""
-        joints = tuple(self.config.joints) if self.config.joints is not None else tuple(model.joint_names)
-        try:
-            joint_map = JointMap.by_name(joints, model.joint_names, "the robot model")
-        except KeyError as exc:
-            raise ConfigError(exc.args[0]) from None
-        effort_limit = self._effort_limits(model, joint_map)
-        try:
-            base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=self.config.bandwidth_hz,
-                                 damping_ratio=self.config.damping_ratio)
-        except ControlError:
-            raise
-        except RbdError as exc:  # the dynamics refused the model's reference poses
-            raise ConfigError(f"default gains: {exc}") from exc
-        gains = self._apply_overrides(base, joints, self.config)
-        damping = self._resolve(self.config.damping, joints, np.zeros(len(joints)), "damping")
-        law = cartesian.from_config(model, self.config, joint_map, gains.reference_inertia)
-        return ModelPlan(model, joint_map, effort_limit, gains, damping,
-                         self._fixed_positions(model), self._friction_of(
-                             model, self.config.friction, self.config.friction_epsilon),
-                         cartesian=law)
+        return plan_model(model, self.config, self.warnings)
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
         Drops any trajectory; joints that persist keep their current gains."""
         plan = model if isinstance(model, ModelPlan) else self.prepare_model(model)
-        gains = self._with_user_gains(plan.gains, plan.joints.names)
+        gains = self._gain_table.carried_over(plan.gains, plan.joints.names)
         self.model = self._bare_model = plan.model
         self._plan_model = plan
         self._map = plan.joints
@@ -142,37 +112,21 @@ class Controller:
         A later set_model starts again from the config's friction (the node re-applies its
         friction.* parameters after every model)."""
         epsilon = self.config.friction_epsilon if epsilon is None else epsilon
-        compensation = self._friction_of(self.model, friction, epsilon)
+        compensation = friction_compensation(self.model, friction, epsilon)
         self._plan_model = replace(self._plan_model, friction=compensation)
 
     def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
         """Carry a rigid payload on `link` from now on (replacing any earlier one; link None
         or mass 0 removes it): mass in kg, com and inertia (about the COM: 3 moments or 3x3) in
         the link frame. Gains and the trajectory in progress are kept. Raises ConfigError."""
-        if link is None:
-            self.model = self._bare_model
-            return
-        try:
-            self.model = with_payload(self._bare_model, link, mass, com, inertia)
-        except (RbdError, TypeError) as exc:
-            raise ConfigError(f"payload rejected: {exc}") from None
+        self.model = carrying_payload(self._bare_model, link, mass, com, inertia)
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
         """Change some gains (same value forms as ControllerConfig); None leaves one as is.
         Resets the integral term."""
-        names = self._joint_names
         given = {"kp": kp, "kd": kd, "ki": ki, "i_clamp": i_clamp}
-        new = Gains(**{field: self._resolve(value, names, getattr(self.gains, field), field)
-                       for field, value in given.items()},
-                    reference_inertia=self.gains.reference_inertia)
-        for field, value in given.items():
-            if value is not None:   # remembered for set_model: these joints keep them
-                joints = value.keys() if isinstance(value, Mapping) else names
-                position = {name: i for i, name in enumerate(names)}
-                values = getattr(new, field)
-                self._user_gains[field].update({j: values[position[j]] for j in joints})
-        self._set_gain_arrays(new)
+        self._set_gain_arrays(self._gain_table.change(self.gains, self._joint_names, given))
 
     def set_mode(self, mode: str, now: float):
         """Switch law. Resets the integral term; entering a tracking mode from
@@ -209,7 +163,7 @@ class Controller:
         configuration, never the control state, so a node may run it on another thread while
         the control loop keeps answering states (and feeding the watchdog), then hand the
         result to install_trajectory on the control thread."""
-        if not _finite(received):
+        if not finite(received):
             raise TrajectoryError(f"receive time is not finite: {received!r}")
         model, joint_map = self._bare_model, self._map   # limits are the URDF's, payload or not
         try:
@@ -241,10 +195,21 @@ class Controller:
         if self.mode not in TRACKING_MODES:
             raise TrajectoryError(
                 f"mode {self.mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
-        if not _finite(now):
+        self._check_fresh(now, self._q is not None, "")
+
+    def _check_cartesian_goal(self, now):
+        if self.mode != "cartesian_impedance":
+            raise TrajectoryError(f"mode {self.mode} does not take pose or wrench targets; "
+                                  "switch to cartesian_impedance")
+        self._check_fresh(now, self._q is not None and self._cartesian.active,
+                          " in cartesian_impedance")
+
+    def _check_fresh(self, now, have_state, where):
+        """A goal needs a finite now and a fresh state to start from."""
+        if not finite(now):
             raise TrajectoryError(f"now is not a finite time: {now!r}")
-        if self._q is None:
-            raise TrajectoryError("no joint state received yet")
+        if not have_state:
+            raise TrajectoryError(f"no joint state received yet{where}")
         if self._watchdog.is_stale(now):
             raise TrajectoryError(
                 f"joint states are stale (none for more than {self.config.state_timeout} s)")
@@ -255,26 +220,13 @@ class Controller:
         """Move the end effector to a pose (base frame) along a minimum-jerk path from the
         current target (pose.py); TrajectoryError with the reason if rejected."""
         self._check_cartesian_goal(now)
-        try:
-            position = np.asarray(position, dtype=float).reshape(-1)
-            if position.shape != (3,) or not np.all(np.isfinite(position)):
-                raise ValueError(f"position must be 3 finite numbers, got {position!r}")
-            quaternion = unit_quaternion(quaternion_xyzw)
-        except (TypeError, ValueError) as exc:
-            raise TrajectoryError(f"bad pose target: {exc}") from None
-        self._cartesian.set_pose_target(position, quaternion, now)
+        self._cartesian.set_pose_target(*checked_pose(position, quaternion_xyzw), now)
 
     def set_wrench_target(self, wrench, now: float):
         """Feedforward wrench [fx, fy, fz, tx, ty, tz] (base axes, at the end-effector
         origin), ramped in; TrajectoryError with the reason if rejected."""
         self._check_cartesian_goal(now)
-        try:
-            wrench = np.asarray(wrench, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            wrench = np.zeros(0)
-        if wrench.shape != (6,) or not np.all(np.isfinite(wrench)):
-            raise TrajectoryError(f"wrench must be 6 finite numbers, got {wrench!r}")
-        self._cartesian.set_wrench_target(wrench, now)
+        self._cartesian.set_wrench_target(checked_wrench(wrench), now)
 
     @property
     def cartesian_state(self):
@@ -288,7 +240,7 @@ class Controller:
 
         age: how old the state is (seconds from its measurement to now), if known; beyond
         config.max_state_age the feedback is softened (age_guard.py)."""
-        if not _finite(now):
+        if not finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
         try:
             q_m, qd_m = self._mapper.map(names, q, qd)
@@ -396,18 +348,6 @@ class Controller:
         return self._finish(ff, fb, posture, np.zeros(n), np.zeros(n), error, integrate=False,
                             holding=now >= law.end_time, measured=(q, qd))
 
-    def _check_cartesian_goal(self, now):
-        if self.mode != "cartesian_impedance":
-            raise TrajectoryError(f"mode {self.mode} does not take pose or wrench targets; "
-                                  "switch to cartesian_impedance")
-        if not _finite(now):
-            raise TrajectoryError(f"now is not a finite time: {now!r}")
-        if self._q is None or not self._cartesian.active:
-            raise TrajectoryError("no joint state received yet in cartesian_impedance")
-        if self._watchdog.is_stale(now):
-            raise TrajectoryError(
-                f"joint states are stale (none for more than {self.config.state_timeout} s)")
-
     def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, measured, now=None):
         ff_c, fb_c = self._map.take(ff), self._map.take(fb)
         tau, saturated = self._limiter.clamp(ff_c + fb_c)
@@ -496,64 +436,5 @@ class Controller:
             self._last_state = None
 
     def _set_gain_arrays(self, gains: Gains):
-        self.gains = gains
-        # the laws run in model order; joints not commanded get zero gains
-        self._model_order_gains = Gains(
-            kp=self._map.put(gains.kp), kd=self._map.put(gains.kd), ki=self._map.put(gains.ki),
-            i_clamp=self._map.put(gains.i_clamp),
-            reference_inertia=self._map.put(gains.reference_inertia, fill=1.0))
+        self.gains, self._model_order_gains = gains, in_model_order(gains, self._map)
         self._integral = np.zeros(len(self._joint_names))
-
-    def _with_user_gains(self, gains: Gains, joints) -> Gains:
-        """A new model's gains with the ones set_gains gave to joints that persist."""
-        return Gains(**{
-            field: self._resolve({j: v for j, v in user.items() if j in joints}, joints,
-                                 getattr(gains, field), field)
-            for field, user in self._user_gains.items()}, reference_inertia=gains.reference_inertia)
-
-    def _apply_overrides(self, base: Gains, joints, config) -> Gains:
-        return Gains(
-            kp=self._resolve(config.kp, joints, base.kp, "kp"),
-            kd=self._resolve(config.kd, joints, base.kd, "kd"),
-            ki=self._resolve(config.ki, joints, base.ki, "ki"),
-            i_clamp=self._resolve(config.i_clamp, joints, base.i_clamp, "i_clamp"),
-            reference_inertia=base.reference_inertia,
-        )
-
-    @staticmethod
-    def _resolve(value, joints, default, what):
-        return resolve_per_joint(value, joints, default, what, maximum=MAXIMUM[what])
-
-    def _fixed_positions(self, model):
-        """Model-order values for joints missing from the states: fixed_positions, else 0."""
-        fill = np.zeros(model.nq)
-        position = {name: i for i, name in enumerate(model.joint_names)}
-        for joint, value in (self.config.fixed_positions or {}).items():
-            if joint not in position:
-                self.warnings.once(f"fixed:{joint}", f"fixed_positions names {joint!r}, which "
-                                   f"robot {model.name!r} does not have; ignored")
-            elif not (_finite(value) and abs(float(value)) <= bounds.MAX_PLAUSIBLE_POSITION):
-                raise ConfigError(f"fixed_positions for {joint} must be a finite position within "
-                                  f"+-{bounds.MAX_PLAUSIBLE_POSITION:g}, got {value!r}")
-            else:
-                fill[position[joint]] = float(value)
-        return fill
-
-    @staticmethod
-    def _friction_of(model, friction, epsilon) -> Friction:
-        try:
-            return Friction.from_dict(model.joint_names, friction or {}, epsilon)
-        except (RbdError, AttributeError, TypeError) as exc:
-            raise ConfigError(f"friction: {exc}") from None
-
-    def _effort_limits(self, model, joint_map):
-        joints = joint_map.names
-        urdf = joint_map.take(np.asarray(model.effort_limit, dtype=float))
-        limits = self._resolve(self.config.effort_limit, joints, np.where(np.isfinite(urdf), urdf, 0.0),
-                               "effort_limit")
-        missing = [j for j, lim in zip(joints, limits) if not lim > 0.0]
-        if missing:
-            raise ConfigError(
-                f"joints {brief(missing)} have no positive <limit effort> in the URDF; torque control needs "
-                "one (set effort_limit in the controller config to override)")
-        return limits
