@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from rbd_control.dynamics import RbdError, gravity
+from rbd_control.dynamics import RbdError
 
 from . import laws
 from .age_guard import AgeGuard
@@ -30,12 +30,13 @@ from .gains import GainValue, Gains
 from .model_corrections import carrying_payload, friction_compensation
 from .model_plan import plan_model
 from .parameters import MODES, TRACKING_MODES
-from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog
+from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog, safe_command
 from .throttle import ThrottledWarnings
 from .trajectory import JointTrajectory, TrajectoryPlan, plan_segments
-from .trajectory_validation import validate
+from .trajectory_validation import check_goal
 
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
+
 
 class Controller:
     """Model-based joint torque controller for one robot model. Not thread-safe."""
@@ -163,20 +164,8 @@ class Controller:
         configuration, never the control state, so a node may run it on another thread while
         the control loop keeps answering states (and feeding the watchdog), then hand the
         result to install_trajectory on the control thread."""
-        if not finite(received):
-            raise TrajectoryError(f"receive time is not finite: {received!r}")
-        model, joint_map = self._bare_model, self._map   # limits are the URDF's, payload or not
-        try:
-            checked = validate(
-                trajectory, joint_map.names, received,
-                allow_partial=self.config.allow_partial_joints_goal,
-                position_limits=joint_map.take(np.asarray(model.position_limits)),
-                continuous=joint_map.take(np.asarray(model.continuous, dtype=bool)),
-                allow_nonzero_end_velocity=self.config.allow_nonzero_velocity_at_trajectory_end,
-            )
-        except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
-            raise TrajectoryError(f"malformed trajectory: {exc}") from None
-        return CheckedGoal(checked, model, joint_map.names)
+        # the limits are the URDF's, payload or not
+        return check_goal(trajectory, self._bare_model, self._map, self.config, received)
 
     def install_trajectory(self, goal: CheckedGoal, now: float):
         """Blend a checked trajectory in from the current desired state: O(joints)."""
@@ -271,9 +260,7 @@ class Controller:
             return None
         if self._tripped is None:
             self._trip()
-        if self._tripped == "hold" and self._q is not None:
-            return self._safe_hold_command()
-        return self._zero_command()
+        return safe_command(self._tripped, self.model, self._q, self._map, self._limiter)
 
     # --- internals --------------------------------------------------------------------
 
@@ -397,21 +384,9 @@ class Controller:
         if self._tripped is None:
             self._trip()
         self.warnings.warn("missing_joints", f"{exc}; {self._tripped} until they return")
-        command = self._safe_hold_command() if self._tripped == "hold" else self._zero_command()
+        command = safe_command(self._tripped, self.model, q, self._map, self._limiter)
         command.reason = str(exc)
         return command
-
-    def _safe_hold_command(self):
-        ff = self._map.take(gravity(self.model, self._q))
-        tau, saturated = self._limiter.clamp(ff)
-        return Command.at_rest("safe_hold", self._joint_names, self._map.take(self._q).copy(),
-                               tau, ff, saturated)
-
-    def _zero_command(self):
-        n = len(self._joint_names)
-        q_hold = self._map.take(self._q).copy() if self._q is not None else np.zeros(n)
-        return Command.at_rest("safe_zero", self._joint_names, q_hold, np.zeros(n), np.zeros(n),
-                               np.zeros(n, bool))
 
     def _hold_measured(self, now, q=None):
         """Hold q (model order; default: the last accepted state) from now on."""

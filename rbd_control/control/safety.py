@@ -1,4 +1,5 @@
-"""Safety pieces: measured-state validation, the stale-state watchdog and the effort limiter.
+"""Safety pieces: measured-state validation, the stale-state watchdog, the effort limiter and
+the command of a safe action.
 
 Nothing here knows about control laws; the controller composes them so that
   - a bad measured state is rejected with a reason (StateError) before it reaches a law;
@@ -12,7 +13,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from rbd_control.dynamics import gravity
+
 from .bounds import MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY
+from .config import Command
 from .errors import ConfigError, MissingJointsError, StateError, brief, duplicates
 from .parameters import SAFE_ACTIONS  # defined once, with the safe_action parameter
 
@@ -23,6 +27,7 @@ __all__ = [
     "StateMapper",
     "Watchdog",
     "EffortLimiter",
+    "safe_command",
     "SAFE_ACTIONS",
     "MAX_PLAUSIBLE_POSITION",
     "MAX_PLAUSIBLE_VELOCITY",
@@ -151,3 +156,17 @@ class EffortLimiter:
             raise StateError("the control law produced a non-finite torque for this state")
         clamped = np.clip(tau, -self.limit, self.limit)
         return clamped, np.abs(tau) >= self.limit
+
+
+def safe_command(action: str, model, q, joint_map, limiter: EffortLimiter) -> Command:
+    """The command of safe action `action` at the model-order pose q (None: none known yet).
+    'hold' commands the gravity torque of q and no feedback (there is no fresh state to feed
+    back); 'zero' commands zero effort."""
+    names = joint_map.names
+    if action == "hold" and q is not None:
+        ff = joint_map.take(gravity(model, q))
+        tau, saturated = limiter.clamp(ff)
+        return Command.at_rest("safe_hold", names, joint_map.take(q).copy(), tau, ff, saturated)
+    n = len(names)
+    q_hold = joint_map.take(q).copy() if q is not None else np.zeros(n)
+    return Command.at_rest("safe_zero", names, q_hold, np.zeros(n), np.zeros(n), np.zeros(n, bool))

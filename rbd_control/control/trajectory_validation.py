@@ -24,7 +24,8 @@ import numpy as np
 
 from .bounds import (MAX_PLAUSIBLE_ACCELERATION, MAX_PLAUSIBLE_EFFORT, MAX_PLAUSIBLE_POSITION,
                      MAX_PLAUSIBLE_VELOCITY, MAX_START_AHEAD, MAX_TIME_FROM_START,
-                     MIN_POINT_SPACING)
+                     MIN_POINT_SPACING, finite)
+from .config import CheckedGoal
 from .errors import InvalidJointsError, OldTrajectoryError, TrajectoryError, brief, duplicates
 from .path_limits import check_path_within_limits
 from .polynomials import effort_ramp, segment_coefficients
@@ -32,7 +33,7 @@ from .polynomials import effort_ramp, segment_coefficients
 if TYPE_CHECKING:
     from .trajectory import JointTrajectory
 
-__all__ = ["ValidatedTrajectory", "validate", "check_plan"]
+__all__ = ["ValidatedTrajectory", "validate", "check_goal", "check_plan"]
 
 # Positions may sit on a limit; allow for float noise when checking waypoints against it.
 _LIMIT_TOLERANCE = 1e-6
@@ -170,6 +171,25 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     check_plan(start + times, coef, effort_coef, limits, names)
     return ValidatedTrajectory(index, start + times, positions, velocities, accelerations, effort,
                                names, limits, coef, effort_coef)
+
+
+def check_goal(trajectory: JointTrajectory, model, joint_map, config, received: float) -> CheckedGoal:
+    """`validate` against a robot model (its URDF limits, payload or not) and a ControllerConfig,
+    for the commanded joints of joint_map; `received` (the arrival time) is the "now" of
+    start_time 0. Reads only its arguments (Controller.check_trajectory)."""
+    if not finite(received):
+        raise TrajectoryError(f"receive time is not finite: {received!r}")
+    try:
+        checked = validate(
+            trajectory, joint_map.names, received,
+            allow_partial=config.allow_partial_joints_goal,
+            position_limits=joint_map.take(np.asarray(model.position_limits)),
+            continuous=joint_map.take(np.asarray(model.continuous, dtype=bool)),
+            allow_nonzero_end_velocity=config.allow_nonzero_velocity_at_trajectory_end,
+        )
+    except (TypeError, AttributeError) as exc:  # not shaped like a JointTrajectory at all
+        raise TrajectoryError(f"malformed trajectory: {exc}") from None
+    return CheckedGoal(checked, model, joint_map.names)
 
 
 def _check_end_velocity(velocity, names):
