@@ -45,18 +45,21 @@ ModelSource(joints, gravity, build): the model's lifecycle (parse -> Candidate, 
 JointMap(names, index, size): one command <-> model order map (take / put).
 
 Errors (errors.py): every refusal is a ControlError (a dynamics RbdError) subclass naming what
-is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryError.
+is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryError
+(InvalidJointsError, OldTrajectoryError).
 controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
 
-Modules: trajectory (the blend and the plan, JTC semantics), trajectory_validation (JTC's
-rules for accepting a trajectory), polynomials (the segments and their sampling), tolerances (JTC's path / goal tolerances),
-path_limits (the interpolated path vs the limits),
-laws (the control laws), gains (defaults from the model), safety (state validation, watchdog,
-effort limits), bounds (every plausibility bound), errors, throttle, controller (ties them
-together), config (ControllerConfig, Command, ModelPlan), parameters + parameter_table (the
-node's parameters, defined once), model_source, joint_map, angles, age_guard (late states),
-health (loop statistics for diagnostics), cartesian (the impedance law) and pose
-(quaternions, pose targets).
+Modules: controller (ties them together: the per-state sequence, modes, goals, safe actions),
+config (ControllerConfig, Command, ModelPlan), model_plan (what the controller needs of one
+model), gain_table (where each joint's gains come from), model_corrections (friction,
+payload), trajectory (the blend and the plan, JTC semantics), trajectory_validation (JTC's rules
+for accepting a trajectory), polynomials (the segments and their sampling), tolerances (JTC's
+path / goal tolerances), path_limits (the interpolated path vs the limits), laws (the control
+laws), gains (defaults from the model), safety (state validation, watchdog, effort limits, safe
+commands), bounds (every plausibility bound), errors, throttle, parameters + parameter_table
+(the node's parameters, defined once), model_source, joint_map, angles, age_guard (late
+states), health (loop statistics for diagnostics), cartesian (the impedance law),
+cartesian_mode (its targets checked) and pose (quaternions, pose targets).
 """
 from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
 from .errors import (ConfigError, ControlError, GainError, MissingJointsError, StateError,
