@@ -32,7 +32,7 @@ from .model_plan import plan_model
 from .parameters import MODES, TRACKING_MODES
 from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog, safe_command
 from .throttle import ThrottledWarnings
-from .trajectory import JointTrajectory, TrajectoryPlan, plan_segments
+from .trajectory import JointTrajectory, TrajectoryPlan
 from .trajectory_validation import check_goal
 
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
@@ -172,13 +172,9 @@ class Controller:
         if goal.model is not self._bare_model or goal.joint_names != self._joint_names:
             raise TrajectoryError("the robot model changed while the trajectory was checked")
         self._check_can_follow(now)
-        checked = goal.checked
         if self._plan.empty:
             self._plan.hold(self._map.take(self._q), now)
-        q_d, qd_d, qdd_d, effort_d = (v[checked.index].copy() for v in self._plan.sample(now))
-        piece = plan_segments(checked, now, q_d, qd_d, qdd_d, effort_d,
-                              continuous=self._map.take(self._continuous))
-        self._plan.replace(piece, checked.index)
+        self._plan.blend_in(goal.checked, now, continuous=self._map.take(self._continuous))
 
     def _check_can_follow(self, now):
         if self.mode not in TRACKING_MODES:
@@ -323,7 +319,7 @@ class Controller:
             ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
         error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
         return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
-                            holding=self._plan_holding(now), measured=(q, qd))
+                            holding=self._plan.finished(now), measured=(q, qd))
 
     def _impedance(self, now, q, qd):
         law = self._cartesian
@@ -359,10 +355,6 @@ class Controller:
         self._integral += np.where(pushing_into_limit, 0.0, error * dt)
         bound = np.where(ki > 0.0, i_clamp / np.maximum(ki, 1e-300), 0.0)
         np.clip(self._integral, -bound, bound, out=self._integral)
-
-    def _plan_holding(self, now):
-        end = self._plan.end_time
-        return end == -math.inf or now >= end
 
     def _trip(self):
         """States went stale: abort the trajectory and reset the integral."""

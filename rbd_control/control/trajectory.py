@@ -133,6 +133,10 @@ class TrajectoryPlan:
         ends = [p.end_time for p, _, _ in self._layers if not p.is_hold]
         return max(ends) if ends else -math.inf
 
+    def finished(self, now: float) -> bool:
+        """Every layer is at its final point (always, for a pure hold)."""
+        return now >= self.end_time
+
     def hold(self, positions, time=0.0):
         """Hold all joints at `positions` (a new plan)."""
         self._layers = [_layer(PiecewisePolynomial.hold(positions, time), np.arange(self.n))]
@@ -157,6 +161,13 @@ class TrajectoryPlan:
         kept.append(_layer(piece, np.asarray(index, dtype=int)))
         self._layers = kept
         self.generation = next(_GENERATIONS)
+
+    def blend_in(self, checked: ValidatedTrajectory, now: float, continuous=None):
+        """Let a checked trajectory drive its joints from `now` on, blended in from this plan's
+        desired state at `now` (plan_segments); continuous: mask over all plan joints."""
+        q_d, qd_d, qdd_d, effort_d = (v[checked.index].copy() for v in self.sample(now))
+        piece = plan_segments(checked, now, q_d, qd_d, qdd_d, effort_d, continuous=continuous)
+        self.replace(piece, checked.index)
 
     def sample(self, t):
         """Return (q, qd, qdd, effort) views valid until the next call."""
