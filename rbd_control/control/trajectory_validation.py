@@ -174,9 +174,9 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
 
 
 def check_goal(trajectory: JointTrajectory, model, joint_map, config, received: float) -> CheckedGoal:
-    """`validate` against a robot model (its URDF limits, payload or not) and a ControllerConfig,
-    for the commanded joints of joint_map; `received` (the arrival time) is the "now" of
-    start_time 0. Reads only its arguments (Controller.check_trajectory)."""
+    """`validate` against a robot model's position limits and continuous joints and a
+    ControllerConfig, for the commanded joints of joint_map; `received` (the arrival time) is
+    the "now" of start_time 0. Reads only its arguments (Controller.check_trajectory)."""
     if not finite(received):
         raise TrajectoryError(f"receive time is not finite: {received!r}")
     try:
