@@ -11,7 +11,11 @@ D is the "double diagonalization" design of Albu-Schaeffer, Ott, Frese & Hirzing
 K is diagonal, each mode gets 2 zeta sqrt(k); back in task coordinates
     D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2
 which is positive definite for any Lambda, K (their product-sum "factorization" design is not
-when Lambda is as anisotropic as it gets near a singularity).
+when Lambda is as anisotropic as it gets near a singularity). D / (2 zeta) is the matrix
+geometric mean Lambda # K, which is symmetric in its arguments (Bhatia 2007, Positive Definite
+Matrices, ch. 4), so with K diagonal and positive it is computed as
+    D = 2 zeta K^1/2 (K^-1/2 Lambda K^-1/2)^1/2 K^1/2
+with one eigendecomposition and no root of Lambda.
 N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
 the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
 D_n = 2 zeta sqrt(K_n h) per joint, h the joint's reference inertia (gains.py). Lambda comes damped near singularities
@@ -50,7 +54,7 @@ class CartesianState(NamedTuple):
 
 
 def clip_norm(x, bound):
-    norm = float(np.linalg.norm(x))
+    norm = math.hypot(*x)
     return x if norm <= bound else x * (bound / norm)
 
 
@@ -72,6 +76,7 @@ class CartesianImpedance:
         self.continuous = np.asarray(model.continuous, dtype=bool)
         k = np.asarray(stiffness, dtype=float)
         self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
+        self._K_root = np.sqrt(self.K)   # K > 0: ControllerConfig.check refuses anything else
         self.zeta = float(damping_ratio)
         self.max_translation, self.max_rotation = (float(x) for x in max_error)
         self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
@@ -116,12 +121,10 @@ class CartesianImpedance:
         return self._wrench_from + s * (self._wrench_to - self._wrench_from)
 
     def damping_matrix(self, Lambda):
-        """D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2"""
-        s, V = np.linalg.eigh(Lambda)
-        s = np.maximum(s, 1e-12 * s[-1])
-        root, inverse_root = (V * np.sqrt(s)) @ V.T, (V / np.sqrt(s)) @ V.T
-        scaled = inverse_root @ (self.K[:, None] * inverse_root)
-        return 2.0 * self.zeta * root @ sqrt_psd(scaled) @ root
+        """D = 2 zeta Lambda # K = 2 zeta K^1/2 (K^-1/2 Lambda K^-1/2)^1/2 K^1/2"""
+        r = self._K_root
+        root = sqrt_psd(Lambda / np.outer(r, r))
+        return (2.0 * self.zeta) * (r[:, None] * root * r)
 
     def torques(self, q, qd, now):
         """(feedforward C qd + G, feedback J^T F + N tau_n), model order."""

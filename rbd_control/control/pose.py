@@ -42,10 +42,14 @@ def quat_from_matrix(R) -> np.ndarray:
 
 
 def quat_multiply(a, b) -> np.ndarray:
-    """Hamilton product a b, both (x, y, z, w)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    va, wa, vb, wb = a[:3], a[3], b[:3], b[3]
-    return np.append(wa * vb + wb * va + np.cross(va, vb), wa * wb - va @ vb)
+    """Hamilton product a b, both (x, y, z, w): [w_a v_b + w_b v_a + v_a x v_b; w_a w_b - v_a.v_b]
+    (on Python floats: numpy's cross and append cost ~10 µs on 3-vectors)."""
+    ax, ay, az, aw = np.asarray(a, dtype=float).tolist()
+    bx, by, bz, bw = np.asarray(b, dtype=float).tolist()
+    return np.array([aw * bx + bw * ax + ay * bz - az * by,
+                     aw * by + bw * ay + az * bx - ax * bz,
+                     aw * bz + bw * az + ax * by - ay * bx,
+                     aw * bw - ax * bx - ay * by - az * bz])
 
 
 def quat_conjugate(q) -> np.ndarray:
