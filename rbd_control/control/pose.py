@@ -26,17 +26,18 @@ PEAK_OVER_MEAN = 1.875      # max ds/dtau of the minimum-jerk profile
 
 def quat_from_matrix(R) -> np.ndarray:
     """(x, y, z, w) of a rotation matrix, w >= 0 (Shepperd's method: divide by the largest)."""
-    t = R[0, 0] + R[1, 1] + R[2, 2]
-    candidates = (t, R[0, 0], R[1, 1], R[2, 2])
-    k = int(np.argmax(candidates))
+    R = np.asarray(R, dtype=float).tolist()   # Python floats: ~3x faster than numpy scalars
+    t = R[0][0] + R[1][1] + R[2][2]
+    candidates = (t, R[0][0], R[1][1], R[2][2])
+    k = candidates.index(max(candidates))
     if k == 0:
         s = 2.0 * math.sqrt(1.0 + t)
-        q = ((R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s)
+        q = ((R[2][1] - R[1][2]) / s, (R[0][2] - R[2][0]) / s, (R[1][0] - R[0][1]) / s, 0.25 * s)
     else:
         i, j, m = k - 1, k % 3, (k + 1) % 3
-        s = 2.0 * math.sqrt(max(1.0 + 2.0 * R[i, i] - t, 0.0))
-        q = [0.0, 0.0, 0.0, (R[m, j] - R[j, m]) / s]
-        q[i], q[j], q[m] = 0.25 * s, (R[j, i] + R[i, j]) / s, (R[m, i] + R[i, m]) / s
+        s = 2.0 * math.sqrt(max(1.0 + 2.0 * R[i][i] - t, 0.0))
+        q = [0.0, 0.0, 0.0, (R[m][j] - R[j][m]) / s]
+        q[i], q[j], q[m] = 0.25 * s, (R[j][i] + R[i][j]) / s, (R[m][i] + R[i][m]) / s
     q = np.array(q)
     return q if q[3] >= 0.0 else -q
 
