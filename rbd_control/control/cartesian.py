@@ -11,7 +11,11 @@ D is the "double diagonalization" design of Albu-Schaeffer, Ott, Frese & Hirzing
 K is diagonal, each mode gets 2 zeta sqrt(k); back in task coordinates
     D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2
 which is positive definite for any Lambda, K (their product-sum "factorization" design is not
-when Lambda is as anisotropic as it gets near a singularity).
+when Lambda is as anisotropic as it gets near a singularity). D / (2 zeta) is the matrix
+geometric mean Lambda # K, which is symmetric in its arguments (Bhatia 2007, Positive Definite
+Matrices, ch. 4), so with K diagonal and positive it is computed as
+    D = 2 zeta K^1/2 (K^-1/2 Lambda K^-1/2)^1/2 K^1/2
+with one eigendecomposition and no root of Lambda.
 N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
 the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
 D_n = 2 zeta sqrt(K_n h) per joint, h the joint's reference inertia (gains.py). Lambda comes damped near singularities
@@ -35,6 +39,8 @@ from .safety import ConfigError
 from .pose import PoseInterpolation, minimum_jerk, orientation_error, quat_from_matrix
 
 WRENCH_RAMP_TIME = 0.25   # s
+# [force; torque] -> [moment; force] (J's rows), and [e_o; e_p] -> [e_p; e_o]: the same swap
+WRENCH_TO_TWIST_ORDER = TWIST_TO_CONFIG_ORDER = np.array([3, 4, 5, 0, 1, 2])
 
 
 class CartesianState(NamedTuple):
@@ -50,7 +56,7 @@ class CartesianState(NamedTuple):
 
 
 def clip_norm(x, bound):
-    norm = float(np.linalg.norm(x))
+    norm = math.hypot(*x)
     return x if norm <= bound else x * (bound / norm)
 
 
@@ -72,6 +78,8 @@ class CartesianImpedance:
         self.continuous = np.asarray(model.continuous, dtype=bool)
         k = np.asarray(stiffness, dtype=float)
         self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
+        # K^1/2_a K^1/2_b, for D (K > 0: ControllerConfig.check refuses anything else)
+        self._K_root_outer = np.outer(np.sqrt(self.K), np.sqrt(self.K))
         self.zeta = float(damping_ratio)
         self.max_translation, self.max_rotation = (float(x) for x in max_error)
         self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
@@ -116,12 +124,9 @@ class CartesianImpedance:
         return self._wrench_from + s * (self._wrench_to - self._wrench_from)
 
     def damping_matrix(self, Lambda):
-        """D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2"""
-        s, V = np.linalg.eigh(Lambda)
-        s = np.maximum(s, 1e-12 * s[-1])
-        root, inverse_root = (V * np.sqrt(s)) @ V.T, (V / np.sqrt(s)) @ V.T
-        scaled = inverse_root @ (self.K[:, None] * inverse_root)
-        return 2.0 * self.zeta * root @ sqrt_psd(scaled) @ root
+        """D = 2 zeta Lambda # K = 2 zeta K^1/2 (K^-1/2 Lambda K^-1/2)^1/2 K^1/2"""
+        K_outer = self._K_root_outer
+        return (2.0 * self.zeta) * K_outer * sqrt_psd(Lambda / K_outer)
 
     def torques(self, q, qd, now):
         """(feedforward C qd + G, feedback J^T F + N tau_n), model order."""
@@ -134,15 +139,14 @@ class CartesianImpedance:
         e_p = clip_norm(p_d - T[:3, 3], self.max_translation)
         e_o = clip_norm(orientation_error(q_d, quat), self.max_rotation)
         e = np.concatenate([e_o, e_p])
-        D = self.damping_matrix(Lambda)
         f_d = self.wrench(now)
-        F = self.K * e - D @ (J @ qd) + np.concatenate([f_d[3:], f_d[:3]])
-        # N tau_n = tau_n - J^T Jbar^T tau_n,  Jbar^T = Lambda J H^-1
+        F = self.K * e - self.damping_matrix(Lambda) @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
+        # J^T F + N tau_n = J^T (F - Jbar^T tau_n) + tau_n,  Jbar^T = Lambda J H^-1
         tau_n = self.K_n * position_error(self.posture, q, self.continuous) - self.D_n * qd
-        null = tau_n - J.T @ (Lambda @ (ops.Hinv_JT.T @ tau_n))
-        self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, np.concatenate([e_p, e_o]),
+        feedback = J.T @ (F - Lambda @ (ops.Hinv_JT.T @ tau_n)) + tau_n
+        self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, e[TWIST_TO_CONFIG_ORDER],
                                    f_d, ops.damping)
-        return bias(self.model, q, qd), J.T @ F + null
+        return bias(self.model, q, qd), feedback
 
 
 def from_config(model, config, joint_map, reference_inertia):

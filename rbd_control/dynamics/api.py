@@ -1,14 +1,18 @@
 """The public functions: validate, pick the workspace, call one compiled kernel.
 
-Each function tries the kernel with its arguments as given (the fast path for contiguous
-float64 vectors); numba answers anything else with TypeError, and only then are the arguments
-converted. Lengths and finiteness are checked inside the kernel and reported by name.
-`data` is an optional per-thread workspace (Data(model)); the default is the model's own.
+A kernel whose one input is q (gravity, crba) is called through its entry point
+(spatial.entry_point: no per-call type resolution) when q passes the is_vector test of
+checks.py, and with q converted by as_vector otherwise. The others try the kernel with their
+arguments as given (the fast path for contiguous float64 vectors; with three input vectors the
+dispatcher's own type check costs less than three inlined tests); numba answers anything else
+with TypeError, and only then are the arguments converted. Lengths and finiteness are checked
+inside the kernel and reported by name. `data` is an optional per-thread workspace
+(Data(model)); the default is the model's own.
 """
 import numpy as np
 
 from .batch import crba_batch_kernel, gravity_batch_kernel, rnea_batch_kernel
-from .checks import as_batch, as_vector, raise_for_status
+from .checks import FLOAT64, as_batch, as_vector, raise_for_status
 from .coriolis import coriolis_into
 from .crba import crba_kernel
 from .crba_diagonal import crba_diagonal_batch_kernel
@@ -18,6 +22,7 @@ from .forward_dynamics import SINGULAR, forward_dynamics_kernel
 from .gravity import gravity_kernel
 from .model import F_ANG, F_LIN, NO_FEXT
 from .rnea import rnea_kernel
+from .spatial import entry_point
 
 STATE = ("q", "qd", "qdd")
 FD_STATE = ("q", "qd", "tau")
@@ -27,7 +32,32 @@ def _vectors(model, names, *values):
     return [as_vector(value, name, model.nq) for name, value in zip(names, values)]
 
 
-empty = np.empty   # one global look-up per call instead of two
+ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of two
+
+
+def _of_q(kernel, name, doc, square):
+    """The public function of a kernel(q, out, md) whose one input is q; out is a new (nq,)
+    array, or (nq, nq) with square."""
+    call = entry_point(kernel)
+
+    def function(model, q, data=None):
+        md = model._md if data is None else data.md
+        out = empty(model._square if square else model.nq)
+        if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+            q = as_vector(q, "q", model.nq)
+        status = call(q, out, md)
+        if status:
+            raise_for_status(status, STATE, model.nq)
+        return out
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+gravity = _of_q(gravity_kernel, "gravity", "G(q), by the gravity-only recursion.", False)
+crba = _of_q(crba_kernel, "crba", "The joint-space inertia matrix H(q), full and symmetric.",
+             True)
 
 
 def rnea(model, q, qd, qdd, f_ext=None, data=None):
@@ -35,14 +65,14 @@ def rnea(model, q, qd, qdd, f_ext=None, data=None):
 
     f_ext maps link names to [moment; force] in world coordinates about the world origin.
     """
-    args = model._kernel_args if data is None else data.kernel_args
+    md = model._md if data is None else data.md
     fext = NO_FEXT if f_ext is None else external_forces_array(model, f_ext)
     tau = empty(model.nq)
     try:
-        status = rnea_kernel(q, qd, qdd, fext, tau, *args)
+        status = rnea_kernel(q, qd, qdd, fext, tau, md)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, qdd = _vectors(model, STATE, q, qd, qdd)
-        status = rnea_kernel(q, qd, qdd, fext, tau, *args)
+        status = rnea_kernel(q, qd, qdd, fext, tau, md)
     if status:
         raise_for_status(status, STATE, model.nq)
     return tau
@@ -61,44 +91,16 @@ def bias(model, q, qd, data=None):
     return rnea(model, q, qd, np.zeros(model.nq), None, data)
 
 
-def gravity(model, q, data=None):
-    """G(q), by the gravity-only recursion."""
-    args = model._kernel_args if data is None else data.kernel_args
-    tau = empty(model.nq)
-    try:
-        status = gravity_kernel(q, tau, *args)
-    except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
-        q = as_vector(q, "q", model.nq)
-        status = gravity_kernel(q, tau, *args)
-    if status:
-        raise_for_status(status, STATE, model.nq)
-    return tau
-
-
-def crba(model, q, data=None):
-    """The joint-space inertia matrix H(q), full and symmetric."""
-    args = model._kernel_args if data is None else data.kernel_args
-    H = empty(model._square)
-    try:
-        status = crba_kernel(q, H, *args)
-    except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
-        q = as_vector(q, "q", model.nq)
-        status = crba_kernel(q, H, *args)
-    if status:
-        raise_for_status(status, STATE, model.nq)
-    return H
-
-
 def forward_dynamics(model, q, qd, tau, f_ext=None, data=None):
     """qdd = H(q)^-1 (tau - C(q, qd) qd - G(q) + sum_k J_k^T f_ext_k)."""
     data = model._data if data is None else data
     fext = NO_FEXT if f_ext is None else external_forces_array(model, f_ext)
     qdd = empty(model.nq)
     try:
-        status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
+        status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, data.md)
     except (TypeError, ValueError):  # not float64 vectors (numba: ValueError for [])
         q, qd, tau = _vectors(model, FD_STATE, q, qd, tau)
-        status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, *data.kernel_args)
+        status = forward_dynamics_kernel(q, qd, tau, fext, qdd, data.H, data.md)
     if status <= SINGULAR:
         joint = model.joint_names[SINGULAR - status]
         raise InputError(f"the mass matrix H(q) is singular at this q: joint {joint!r} moves a "
@@ -113,7 +115,7 @@ def coriolis_matrix(model, q, qd, data=None):
     data = model._data if data is None else data
     q, qd = _vectors(model, STATE, q, qd)
     C = empty(model._square)
-    coriolis_into(*data.kernel_args, q, qd, C)
+    coriolis_into(data.md, q, qd, C)
     return C
 
 
@@ -131,7 +133,7 @@ def rnea_batch(model, Q, QD, QDD, data=None):
     data = model._data if data is None else data
     Q, QD, QDD = batch_states(model, Q, QD, QDD)
     TAU = np.empty_like(Q)
-    rnea_batch_kernel(Q, QD, QDD, NO_FEXT, TAU, *data.kernel_args)
+    rnea_batch_kernel(Q, QD, QDD, NO_FEXT, TAU, data.md)
     return TAU
 
 
@@ -150,7 +152,7 @@ def _vector_per_state(kernel, model, Q, data):
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
     out = np.empty_like(Q)
-    kernel(Q, out, *data.kernel_args)
+    kernel(Q, out, data.md)
     return out
 
 
@@ -159,5 +161,5 @@ def crba_batch(model, Q, data=None):
     data = model._data if data is None else data
     Q = as_batch(Q, "Q", model.nq)
     H = empty((Q.shape[0], model.nq, model.nq))
-    crba_batch_kernel(Q, H, *data.kernel_args)
+    crba_batch_kernel(Q, H, data.md)
     return H

@@ -10,20 +10,19 @@ from .rnea import rnea_into
 from .spatial import compiled
 
 
-
-@compiled(void(MATRIX, MATRIX, MATRIX, TENSOR, MATRIX, *MODEL_ARGS))
+@compiled(void(MATRIX, MATRIX, MATRIX, TENSOR, MATRIX, *MODEL_ARGS), nogil=True)
 def rnea_batch_kernel(Q, QD, QDD, fext, TAU, md):
     for k in range(Q.shape[0]):
         rnea_into(md, Q[k], QD[k], QDD[k], fext, TAU[k])
 
 
-@compiled(void(MATRIX, MATRIX, *MODEL_ARGS))
+@compiled(void(MATRIX, MATRIX, *MODEL_ARGS), nogil=True)
 def gravity_batch_kernel(Q, G, md):
     for k in range(Q.shape[0]):
         gravity_into(md, Q[k], G[k])
 
 
-@compiled(void(MATRIX, TENSOR, *MODEL_ARGS))
+@compiled(void(MATRIX, TENSOR, *MODEL_ARGS), nogil=True)
 def crba_batch_kernel(Q, H, md):
     for k in range(Q.shape[0]):
         crba_into(md, Q[k], H[k])

@@ -9,7 +9,7 @@ with no transform between the steps of a walk.
 """
 from numba import int64
 
-from .checks import MATRIX, MODEL_ARGS, VECTOR, vector_status
+from .checks import INPUT, MATRIX, MODEL_ARGS, checked
 from .external import world_transform
 from .jcalc import joint_transforms, subspace_from
 from .model import (COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, S_ANG, S_LIN, X_E, X_R,
@@ -73,10 +73,7 @@ def crba_into(md, q, H):
     crba_from_transforms(md, H)
 
 
-@compiled(int64(VECTOR, MATRIX, *MODEL_ARGS))
+@compiled(int64(INPUT, MATRIX, *MODEL_ARGS))
 def crba_kernel(q, H, md):
     """inputs: q; outputs: H, md. Returns 0 or a checks status code."""
-    status = vector_status(q, md.shape[0], 1)
-    if status == 0:
-        crba_into(md, q, H)
-    return status
+    return checked(crba_into, q, H, md)

@@ -33,7 +33,7 @@ def crba_diagonal_into(md, q, D):
         D[i] = spatial_dot(vec(md, i, S_ANG), vec(md, i, S_LIN), n, f)
 
 
-@compiled(void(MATRIX, MATRIX, *MODEL_ARGS))
+@compiled(void(MATRIX, MATRIX, *MODEL_ARGS), nogil=True)
 def crba_diagonal_batch_kernel(Q, D, md):
     """inputs: Q (N, nq); outputs: D (N, nq), md."""
     for k in range(Q.shape[0]):

@@ -11,7 +11,7 @@ Outward: one rotation per body; inward: one back-rotation. No rotational inertia
 """
 from numba import int64
 
-from .checks import MODEL_ARGS, VECTOR, vector_status
+from .checks import INPUT, MODEL_ARGS, VECTOR, checked
 from .jcalc import store_joint_transform, subspace_dot
 from .model import A_LIN, COM_MOMENT, GRAVITY, IC_H, IC_M, MASS, X_E, X_R, parent
 from .spatial import (accumulate, add, compiled, cross, jit, mat, put, rotate, rotate_back, scale,
@@ -44,10 +44,7 @@ def gravity_into(md, q, tau):
                                              scale(vec(md, i, X_R), m)))
 
 
-@compiled(int64(VECTOR, VECTOR, *MODEL_ARGS))
+@compiled(int64(INPUT, VECTOR, *MODEL_ARGS))
 def gravity_kernel(q, tau, md):
     """inputs: q; outputs: tau, md. Returns 0 or a checks status code."""
-    status = vector_status(q, md.shape[0], 1)
-    if status == 0:
-        gravity_into(md, q, tau)
-    return status
+    return checked(gravity_into, q, tau, md)

@@ -1,8 +1,9 @@
 """Frame kinematics of any URDF link: pose, Jacobian and classical acceleration bias.
 
 A link's frame sits in its body at the placement (E_l, r_l) of Model.link_placement (tool0 and
-flanges merged through fixed joints included). Write x_j = R x_link + p for the frame seen in
-the coordinates of body j. Walking from the link's body towards the root re-expresses it in
+flanges merged through fixed joints included); the kernels take it with the body index packed
+in one array F = [E_l; r_l; (body, 0, 0)] (5 x 3, task_space.link_frames), one argument fewer.
+Write x_j = R x_link + p for the frame seen in the coordinates of body j. Walking from the link's body towards the root re-expresses it in
 each ancestor's coordinates with that ancestor's joint transform X_j = (E_j, r_j) from jcalc:
     x_parent = E_j^T x_j + r_j        so    R <- E_j^T R,    p <- E_j^T p + r_j
 and at the root (R, p) is world <- link (Pinocchio's updateFramePlacement). One walk over the
@@ -27,7 +28,7 @@ the gravity-free dv is dv + E0 g.
 import numpy as np
 from numba import int64, void
 
-from .checks import MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status, vector_status
+from .checks import INPUT, MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status, vector_status
 from .jcalc import joint_transform, subspace_from
 from .model import A_ANG, A_LIN, GRAVITY, NO_FEXT, V_ANG, V_LIN, parent
 from .rnea import outward_pass
@@ -35,15 +36,21 @@ from .spatial import (ZERO, add, compiled, cross, jit, mat_mul, rotate, rotate_b
                       transpose, vec)
 
 IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+FRAME_BODY = 4   # the row of F holding the body index (-1: the fixed base) in column 0
 
 
 @jit
-def frame_in_body(P, point):
-    """(R, p) of a link frame in its body, from P = [E_l; r_l] (4 x 3): x_body = E_l^T x_link
+def frame_body(F):
+    return int(F[FRAME_BODY, 0])
+
+
+@jit
+def frame_in_body(F, point):
+    """(R, p) of a link frame in its body, from F = [E_l; r_l; ...]: x_body = E_l^T x_link
     + r_l, with the origin moved to `point` (link coordinates)."""
-    R = transpose(((P[0, 0], P[0, 1], P[0, 2]), (P[1, 0], P[1, 1], P[1, 2]),
-                   (P[2, 0], P[2, 1], P[2, 2])))
-    return R, add((P[3, 0], P[3, 1], P[3, 2]), rotate(R, point))
+    R = transpose(((F[0, 0], F[0, 1], F[0, 2]), (F[1, 0], F[1, 1], F[1, 2]),
+                   (F[2, 0], F[2, 1], F[2, 2])))
+    return R, add((F[3, 0], F[3, 1], F[3, 2]), rotate(R, point))
 
 
 @jit
@@ -101,46 +108,47 @@ def pose_into(R, p, T):
 
 
 @jit
-def frame_pose_into(md, q, body, P, T):
-    R, p = frame_in_body(P, ZERO)
-    R, p = frame_in_world(md, q, body, R, p)
+def frame_pose_into(md, q, F, T):
+    R, p = frame_in_body(F, ZERO)
+    R, p = frame_in_world(md, q, frame_body(F), R, p)
     pose_into(R, p, T)
 
 
-@compiled(int64(VECTOR, int64, MATRIX, MATRIX, *MODEL_ARGS))
-def frame_pose_kernel(q, body, P, T, md):
-    """inputs: q, body, P; outputs: T (md is only read). Returns 0 or a checks status code."""
+@compiled(int64(INPUT, MATRIX, MATRIX, *MODEL_ARGS))
+def frame_pose_kernel(q, F, T, md):
+    """inputs: q, F; outputs: T (md is only read). Returns 0 or a checks status code."""
     status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        frame_pose_into(md, q, body, P, T)
+        frame_pose_into(md, q, F, T)
     return status
 
 
-@compiled(void(MATRIX, int64, MATRIX, TENSOR, *MODEL_ARGS))
-def frame_pose_batch_kernel(Q, body, P, T, md):
-    """inputs: Q (checked by the caller), body, P; outputs: T (md is only read)."""
+@compiled(void(MATRIX, MATRIX, TENSOR, *MODEL_ARGS), nogil=True)
+def frame_pose_batch_kernel(Q, F, T, md):
+    """inputs: Q (checked by the caller), F; outputs: T (md is only read)."""
     for k in range(Q.shape[0]):
-        frame_pose_into(md, Q[k], body, P, T[k])
+        frame_pose_into(md, Q[k], F, T[k])
 
 
-@compiled(int64(VECTOR, int64, MATRIX, VECTOR, MATRIX, *MODEL_ARGS))
-def frame_jacobian_kernel(q, body, P, point, J, md):
-    """inputs: q, body, P, point; outputs: J (md is only read). Returns 0 or a status code."""
+@compiled(int64(INPUT, MATRIX, VECTOR, MATRIX, *MODEL_ARGS))
+def frame_jacobian_kernel(q, F, point, J, md):
+    """inputs: q, F, point; outputs: J (md is only read). Returns 0 or a status code."""
     status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        R, p = frame_in_body(P, (point[0], point[1], point[2]))
-        jacobian_into(md, q, body, R, p, J)
+        R, p = frame_in_body(F, (point[0], point[1], point[2]))
+        jacobian_into(md, q, frame_body(F), R, p, J)
     return status
 
 
 @jit
-def bias_acceleration_into(md, q, qd, body, P, point, out):
+def bias_acceleration_into(md, q, qd, F, point, out):
     """out = Jdot qd = [dw; a_p] in world axes (zero for a link on the fixed base)."""
     out[:] = 0.0
+    body = frame_body(F)
     if body < 0:
         return
     outward_pass(md, q, qd, np.zeros(md.shape[0]), NO_FEXT)
-    _, p = frame_in_body(P, point)
+    _, p = frame_in_body(F, point)
     R0, _ = frame_in_world(md, q, body, IDENTITY, ZERO)   # world <- body
     w, v, dw = vec(md, body, V_ANG), vec(md, body, V_LIN), vec(md, body, A_ANG)
     # dv without the base's -a_g: dv + E0 g, E0 = R0^T
@@ -151,11 +159,11 @@ def bias_acceleration_into(md, q, qd, body, P, point, out):
     out[0], out[1], out[2], out[3], out[4], out[5] = dw0[0], dw0[1], dw0[2], a0[0], a0[1], a0[2]
 
 
-@compiled(int64(VECTOR, VECTOR, int64, MATRIX, VECTOR, VECTOR, *MODEL_ARGS))
-def frame_bias_acceleration_kernel(q, qd, body, P, point, out, md):
-    """inputs: q, qd, body, P, point; outputs: out, md. Returns 0 or a checks status code."""
+@compiled(int64(VECTOR, VECTOR, MATRIX, VECTOR, VECTOR, *MODEL_ARGS))
+def frame_bias_acceleration_kernel(q, qd, F, point, out, md):
+    """inputs: q, qd, F, point; outputs: out, md. Returns 0 or a checks status code."""
     status = state_status(md.shape[0], q, qd, q)
     if status == 0:
-        bias_acceleration_into(md, q, qd, body, P, (point[0], point[1], point[2]), out)
+        bias_acceleration_into(md, q, qd, F, (point[0], point[1], point[2]), out)
     return status
 

@@ -5,9 +5,9 @@ factorisation rely on it) and every subtree is a contiguous range. Each moving j
 exactly one coordinate, so body i, joint i and coordinate i are the same index and nq == nb.
 The fixed base (the root link plus everything welded to it) is not a body; its index is -1.
 
-Kernels take the model and the workspace as ONE packed array, `Data.kernel_args == (md,)`, so
-that a call from Python unboxes few arguments (numba pays ~50 ns per array argument, a large
-share of a 1 µs call):
+Kernels take the model and the workspace as ONE packed array, their last argument `md`
+(`Data.md`; `model._md` is the default workspace's), so that a call from Python unboxes few
+arguments (numba pays ~50 ns per array argument, a large share of a 1 µs call):
 
     md[i] = rows of 3-vectors, indexed by the row names below         float64 (nb, MD_ROWS, 3)
 
@@ -111,7 +111,7 @@ class Model:
         # The default workspace of the functional API; pass your own Data per thread.
         object.__setattr__(self, "_data", Data(self))
         # What the wrappers read on every call without a Data: two look-ups fewer.
-        object.__setattr__(self, "_kernel_args", self._data.kernel_args)
+        object.__setattr__(self, "_md", self._data.md)
         object.__setattr__(self, "_square", (self.nq, self.nq))
 
     @property
@@ -176,6 +176,7 @@ class Data:
         self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
         self.no_fext = NO_FEXT
-        # Every kernel ends with these arguments (checks.MODEL_ARGS gives their numba types),
-        # passed as `*data.kernel_args`; today the one array md.
+        # Every kernel ends with md (checks.MODEL_ARGS gives its numba type). kernel_args is
+        # the same as a tuple, for callers that pass `*data.kernel_args`; passing data.md
+        # itself saves the tuple unpacking (~50 ns a call).
         self.kernel_args = (self.md,)

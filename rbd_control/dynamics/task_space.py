@@ -1,7 +1,8 @@
 """The public task-space functions: validate, look the link up, call one compiled kernel.
 
-Same pattern as api.py: the kernel is tried with the arguments as given and only a TypeError
-(not contiguous float64) leads to conversion; lengths and finiteness are checked in the kernel.
+Same pattern as api.py: q goes to the kernel's entry point as given when it passes the
+is_vector test of checks.py (the other functions: to the kernel, converted on its TypeError);
+lengths and finiteness are checked in the kernel.
 Conventions: a pose is the 4 x 4 world <- link transform; a Jacobian is 6 x nq and maps qd to
 [omega; v] in world axes, v being the velocity of the link origin or of `point` (link
 coordinates): Pinocchio's LOCAL_WORLD_ALIGNED with the angular rows first.
@@ -12,23 +13,31 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import as_batch, as_vector, raise_for_status
+from .checks import FLOAT64, as_batch, as_vector, raise_for_status
 from .errors import InputError
-from .kinematics import (frame_bias_acceleration_kernel, frame_jacobian_kernel,
+from .kinematics import (FRAME_BODY, frame_bias_acceleration_kernel, frame_jacobian_kernel,
                          frame_pose_batch_kernel, frame_pose_kernel)
-from .operational_space import SINGULAR, task_inverse_inertia_kernel
+from .operational_space import SINGULAR, operational_space_kernel
+from .spatial import entry_point
 
 Q = ("q",)
 STATE = ("q", "qd")
 ORIGIN = np.zeros(3)   # the default point (never written)
+POSE = (4, 4)
+ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of two
+pose_entry = entry_point(frame_pose_kernel)
+jacobian_entry = entry_point(frame_jacobian_kernel)
+operational_space_entry = entry_point(operational_space_kernel)
 
 
 def link_frames(model) -> dict:
-    """link name -> (body, P) with P = [E_l; r_l] (4 x 3), built once per model and kept on it
-    as `_link_frames` (like its default workspace `_data`)."""
-    frames = {link: (int(model.link_body[link]),
-                     np.ascontiguousarray(np.vstack([E, np.reshape(r, (1, 3))]), dtype=float))
-              for link, (E, r) in model.link_placement.items()}
+    """link name -> (body, F) with F = [E_l; r_l; (body, 0, 0)] (5 x 3, kinematics.py), built
+    once per model and kept on it as `_link_frames` (like its default workspace `_data`)."""
+    frames = {}
+    for link, (E, r) in model.link_placement.items():
+        F = np.zeros((FRAME_BODY + 1, 3))
+        F[:3], F[3], F[FRAME_BODY, 0] = E, r, model.link_body[link]
+        frames[link] = (int(model.link_body[link]), F)
     object.__setattr__(model, "_link_frames", frames)
     return frames
 
@@ -55,13 +64,11 @@ def _point(point):
 
 def frame_pose(model, q, link) -> np.ndarray:
     """The 4 x 4 homogeneous transform world <- link at q."""
-    body, P = _frame(model, link)
-    T = np.empty((4, 4))
-    try:
-        status = frame_pose_kernel(q, body, P, T, *model._kernel_args)
-    except (TypeError, ValueError):  # not a float64 vector
+    F = _frame(model, link)[1]
+    T = empty(POSE)
+    if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
         q = as_vector(q, "q", model.nq)
-        status = frame_pose_kernel(q, body, P, T, *model._kernel_args)
+    status = pose_entry(q, F, T, model._md)
     if status:
         raise_for_status(status, Q, model.nq)
     return T
@@ -69,24 +76,22 @@ def frame_pose(model, q, link) -> np.ndarray:
 
 def frame_pose_batch(model, Q_batch, link) -> np.ndarray:
     """frame_pose over N states: Q_batch is (N, nq); returns (N, 4, 4)."""
-    body, P = _frame(model, link)
+    F = _frame(model, link)[1]
     Q_batch = as_batch(Q_batch, "Q", model.nq)
     T = np.empty((Q_batch.shape[0], 4, 4))
-    frame_pose_batch_kernel(Q_batch, body, P, T, *model._kernel_args)
+    frame_pose_batch_kernel(Q_batch, F, T, model._md)
     return T
 
 
 def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     """6 x nq: qd -> [omega; v] of the link (v of its origin, or of `point` in link
     coordinates), world axes."""
-    body, P = _frame(model, link)
-    point = _point(point)
-    J = np.empty((6, model.nq))
-    try:
-        status = frame_jacobian_kernel(q, body, P, point, J, *model._kernel_args)
-    except (TypeError, ValueError):  # not a float64 vector
+    F = _frame(model, link)[1]
+    point = ORIGIN if point is None else _point(point)
+    J = empty((6, model.nq))
+    if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
         q = as_vector(q, "q", model.nq)
-        status = frame_jacobian_kernel(q, body, P, point, J, *model._kernel_args)
+    status = jacobian_entry(q, F, point, J, model._md)
     if status:
         raise_for_status(status, Q, model.nq)
     return J
@@ -101,10 +106,10 @@ def frame_velocity(model, q, qd, link, point=None) -> np.ndarray:
 def frame_bias_acceleration(model, q, qd, link, point=None, data=None) -> np.ndarray:
     """Jdot qd = [dw; a]: the link's classical acceleration at qdd = 0, world axes."""
     data = model._data if data is None else data
-    body, P = _frame(model, link)
+    F = _frame(model, link)[1]
     point = _point(point)
     out = np.empty(6)
-    args = (body, P, point, out, *data.kernel_args)
+    args = (F, point, out, data.md)
     try:
         status = frame_bias_acceleration_kernel(q, qd, *args)
     except (TypeError, ValueError):  # not float64 vectors
@@ -131,28 +136,20 @@ def operational_space_inertia(model, q, link, point=None, rcond=1e-6,
     Eigenvalues s of J H^-1 J^T below eps = rcond * s_max are damped (see operational_space.py);
     the result says by how much. A link that no joint moves has no operational space."""
     data = model._data if data is None else data
-    body, P = _frame(model, link)
+    body, F = _frame(model, link)
     if body < 0:
         raise InputError(f"link {link!r} is fixed to the base: no joint moves it")
     if not (np.isfinite(rcond) and 0.0 < rcond < 1.0):
         raise InputError(f"rcond must be in (0, 1), got {rcond!r}")
     point = _point(point)
     n = model.nq
-    J, Y, A = np.empty((6, n)), np.empty((6, n)), np.empty((6, 6))
-    q = as_vector(q, "q", n)
-    status = task_inverse_inertia_kernel(q, body, P, point, J, Y, A, data.H, *data.kernel_args)
+    J, Y, Lambda, damping = empty((6, n)), empty((6, n)), empty((6, 6)), empty(1)
+    if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+        q = as_vector(q, "q", n)
+    status = operational_space_entry(q, F, point, float(rcond), J, Y, Lambda, damping, data.H,
+                                     data.md)
     if status == SINGULAR:
         raise InputError("the mass matrix H(q) is singular at this q")
     if status:
         raise_for_status(status, Q, n)
-    Lambda, damping = damped_inverse(A, rcond)
-    return OperationalSpace(Lambda, damping, J, Y.T)
-
-
-def damped_inverse(A, rcond):
-    """(A + mu 1)^-1 with mu = max(0, eps - s_min), eps = rcond * s_max, by the eigen-
-    decomposition A = V diag(s) V^T; returns it and mu."""
-    s, V = np.linalg.eigh(A)
-    eps = rcond * max(s[-1], 0.0)
-    damping = max(0.0, eps - s[0])
-    return (V / (s + damping)) @ V.T, float(damping)
+    return OperationalSpace(Lambda, float(damping[0]), J, Y.T)

@@ -69,7 +69,7 @@ def regressor_kernel(q, qd, qdd, Y, md):
     return status
 
 
-@compiled(void(MATRIX, MATRIX, MATRIX, TENSOR, *MODEL_ARGS))
+@compiled(void(MATRIX, MATRIX, MATRIX, TENSOR, *MODEL_ARGS), nogil=True)
 def regressor_batch_kernel(Q, QD, QDD, Y, md):
     for s in range(Q.shape[0]):
         regressor_into(md, Q[s], QD[s], QDD[s], Y[s])
@@ -82,7 +82,7 @@ def regressor(model, q, qd, qdd, data=None):
     data = model._data if data is None else data
     q, qd, qdd = _vectors(model, STATE, q, qd, qdd)
     Y = np.zeros((model.nq, P * model.nq))
-    status = regressor_kernel(q, qd, qdd, Y, *data.kernel_args)
+    status = regressor_kernel(q, qd, qdd, Y, data.md)
     if status:
         raise_for_status(status, STATE, model.nq)
     return Y
@@ -93,5 +93,5 @@ def regressor_batch(model, Q, QD, QDD, data=None):
     data = model._data if data is None else data
     Q, QD, QDD = batch_states(model, Q, QD, QDD)
     Y = np.zeros((Q.shape[0], model.nq, P * model.nq))
-    regressor_batch_kernel(Q, QD, QDD, Y, *data.kernel_args)
+    regressor_batch_kernel(Q, QD, QDD, Y, data.md)
     return Y

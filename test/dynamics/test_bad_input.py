@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from rbd_control.dynamics import (InputError, ModelError, RbdError, bias, coriolis_matrix, crba,
-                                  crba_batch, forward_dynamics, gravity, gravity_batch,
-                                  joint_forces, load_urdf, load_urdf_file, rnea, rnea_batch)
+                                  crba_batch, forward_dynamics, frame_jacobian, frame_pose,
+                                  gravity, gravity_batch, joint_forces, load_urdf, load_urdf_file,
+                                  operational_space_inertia, rnea, rnea_batch)
 from rbd_control.dynamics.closed_form import closed_form_rnea
 
 INERTIAL = ('<inertial><mass value="1"/>'
@@ -379,6 +380,35 @@ def test_non_finite_input_names_the_argument(model, function, position, name, as
         call_with(model, function, position, bad, as_list)
     assert names_argument(str(raised.value), name), str(raised.value)
     assert "NaN or inf" in str(raised.value)
+
+
+# the functions that pass a float64 vector q straight to a kernel's compiled code, which checks
+# no dtype or layout (spatial.entry_point): every other array must be converted first
+Q_ONLY = {
+    "gravity": gravity,
+    "crba": crba,
+    "frame_pose": lambda model, q: frame_pose(model, q, "forearm"),
+    "frame_jacobian": lambda model, q: frame_jacobian(model, q, "forearm"),
+    "operational_space_inertia": lambda model, q: operational_space_inertia(
+        model, q, "forearm").Lambda,
+}
+
+
+@pytest.mark.parametrize("function", Q_ONLY.values(), ids=Q_ONLY.keys())
+def test_other_array_types_give_the_float64_result(model, function):
+    q = np.array([0.7, -0.4])
+    strided = np.zeros(4)
+    strided[::2] = q
+    read_only = q.copy()
+    read_only.flags.writeable = False
+    expected = function(model, q)
+    for same in (strided[::2], read_only, q.astype(">f8"), list(q)):
+        np.testing.assert_array_equal(function(model, same), expected)
+    # int64 has float64's item size: read as float64 bits it would give garbage, not this
+    np.testing.assert_array_equal(function(model, np.array([1, -2])),
+                                  function(model, np.array([1.0, -2.0])))
+    with pytest.raises(InputError, match="q must have length"):
+        function(model, np.zeros((2, 1)))
 
 
 @pytest.mark.parametrize("batched, names", [
