@@ -103,7 +103,7 @@ class ControllerNode(Node):
         self._last_stamp = None         # control time of the last answered state, and the
         self._last_arrival = None       # steady time it arrived (see _control_time)
         self._model_warnings = ()       # load warnings of the model in use
-        self._guard_events = 0          # age-guard engagements already logged
+        self._guard_events = (0, 0)     # age-guard episodes and overloads already logged
         declare_per_joint(self, TABLE, explicit)
         self._health = self._loop_health()
 
@@ -361,11 +361,9 @@ class ControllerNode(Node):
             return
         self._state_seen = True
         self._last_stamp, self._last_arrival = now, time.monotonic()
-        if command.feedback_scale < 1.0 and self._controller.age_guard.events != self._guard_events:
-            self._guard_events = self._controller.age_guard.events
-            self.get_logger().warning(
-                f'joint state {age * 1e3:.1f} ms old (max_state_age {self._value("max_state_age") * 1e3:g} ms):'
-                ' trajectory aborted, holding with softened gains until states are fresh for 0.5 s')
+        guard = self._controller.age_guard
+        if (guard.events, guard.overloads) != self._guard_events:
+            self._log_age_guard(guard, age)
         published = self._publish_command(command)
         self._health.record(self._last_arrival, math.nan if age is None else age,
                             time.perf_counter() - started)
@@ -383,6 +381,19 @@ class ControllerNode(Node):
                 self.get_logger().error(
                     f'action server failed on a command: {type(error).__name__}: {error}',
                     throttle_duration_sec=WARN_PERIOD_S)
+
+    def _log_age_guard(self, guard, age):
+        """One line per episode of late states, one more if it turns into an overload."""
+        late = (f'joint state {age * 1e3:.1f} ms old (max_state_age '
+                f'{guard.max_state_age * 1e3:g} ms)')
+        if guard.overloads != self._guard_events[1]:
+            self.get_logger().warning(
+                f'{late}: states late for {guard.overload_time:g} s, trajectory aborted, holding '
+                f'with softened gains until states are fresh for {guard.recovery_time:g} s')
+        else:
+            self.get_logger().info(
+                f'{late}: feedback softened until states are fresh for {guard.recovery_time:g} s')
+        self._guard_events = (guard.events, guard.overloads)
 
     def _on_watchdog(self):
         self._watchdog_beat = time.monotonic()
