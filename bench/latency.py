@@ -2,13 +2,20 @@
 
     source scripts/ros_env.sh
     python bench/latency.py [--rate 1000] [--duration 10] [--rounds 2] [--phases quiet load]
-                            [--variants echo rbd rbd:events] [--mode feedforward_pd]
+                            [--variants echo rbd rbd:single_threaded rbd:events]
+                            [--mode feedforward_pd] [--profile DIR]
 
 Three processes per run, as in a real setup: the node under test; a publisher of
 sensor_msgs/JointState at --rate on an absolute schedule; this process, which takes the
 commands. Variants (`node[:executor]`):
-  echo   bench/echo_node.py, the floor: rclpy copies positions to a Float64MultiArray;
-  rbd    rbd_controller as shipped (tuning topics on, nobody subscribed to them).
+  echo   bench/echo_node.py, the floor: rclpy copies positions to a Float64MultiArray
+         (SingleThreadedExecutor unless an executor is named);
+  rbd    rbd_controller as shipped (tuning topics on, nobody subscribed to them);
+  :KIND  the executor (ros/run.py): state_thread (rbd's default: the joint states taken by a
+         thread of their own from a one-subscription wait set), single_threaded (every
+         callback through rclpy's SingleThreadedExecutor), events (rclpy's EventsExecutor).
+A variant whose node dies or does not answer within --handshake-timeout is reported as
+failed, with the tail of its log, and the others go on.
 Variants run interleaved in rounds, so a machine whose load drifts affects all alike; the
 ratios compare each variant with the echo of the same round and phase. Phase `load` runs
 two busy loops pinned one to each of the first two CPUs for its whole duration.
@@ -47,7 +54,8 @@ def parse_args():
     parser.add_argument('--duration', type=float, default=10.0)
     parser.add_argument('--rounds', type=int, default=2)
     parser.add_argument('--phases', nargs='+', default=['quiet', 'load'], choices=['quiet', 'load'])
-    parser.add_argument('--variants', nargs='+', default=['echo', 'rbd', 'rbd:events'])
+    parser.add_argument('--variants', nargs='+',
+                        default=['echo', 'rbd', 'rbd:single_threaded', 'rbd:events'])
     parser.add_argument('--mode', default='feedforward_pd')
     parser.add_argument('--handshake-timeout', type=float, default=180.0,
                         help='seconds a node may take to answer its first state (a cold numba '
