@@ -15,7 +15,8 @@ Topics
   out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
                                  (trajectory_action.py; off without control_msgs)
   out  <command_topic>          std_msgs/Float64MultiArray, one per joint state answered
-                                 (after a stall, the newest queued one: intake.py),
+                                 (after a stall, the newest queued one: intake.py,
+                                 state_path.py),
                                  in `joints` order (JointGroupEffortController input)
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
                                  sensor_msgs/JointState in `joints` order (tuning.py)
@@ -28,6 +29,12 @@ last good model) is the ROS-free ModelSource (rbd_control/control/model_source.p
 robot_description or gravity set succeeds only once its model is built and in use.
 Before the first joint state nothing is published; after it, the watchdog publishes
 the core's safe command while states are missing for longer than state_timeout.
+
+Threads: the joint states are taken by their own thread (intake.StateLoop, started by
+run.spin_node; `--executor single_threaded` leaves them to the executor) and answered by
+state_path.py; the executor serves parameters, timers, services, the action server and the
+other topics; parameter_callbacks.py validates and applies sets. All share the controller
+under the node's lock.
 
 Hostile or huge input (guarded_inputs.py, heavy_inputs.py): trajectories and descriptions
 are bounded in bytes and read beside the control loop; a joint state with more than
@@ -96,9 +103,9 @@ class ControllerNode(Node):
             self, lambda: self._controller, self._control_time, self._value)
         self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
 
-        self._parameters = ParameterCallbacks(self)   # runtime sets; gains shown as parameters
-        self.add_on_set_parameters_callback(self._parameters.validate)
-        self.add_post_set_parameters_callback(self._parameters.apply)
+        self._parameter_sets = ParameterCallbacks(self)   # runtime sets; gains shown as parameters
+        self.add_on_set_parameters_callback(self._parameter_sets.validate)
+        self.add_post_set_parameters_callback(self._parameter_sets.apply)
 
         self._source.parameter = self._value('robot_description')
         if self._source.parameter:
@@ -128,7 +135,7 @@ class ControllerNode(Node):
         explicit = self._source.joints
         return ControllerConfig(
             mode=value_('mode'), joints=list(explicit) or None,
-            **self._parameters.gain_values(explicit), effort_scale=value_('effort_scale'),
+            **self._parameter_sets.gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
             fixed_positions=fixed_positions(value_('fixed_positions')),
@@ -191,7 +198,7 @@ class ControllerNode(Node):
     def _adopt(self, candidate, source):
         with self._lock:
             self._use(candidate, source)
-            self._parameters.show_gains()
+            self._parameter_sets.show_gains()
 
     # ------------------------------------------------------------------ control
 
