@@ -43,7 +43,13 @@ def spin_node(program, make_node, args=None, on_created=None):
         loop.without_info()
     with _cleanup(node, kind) as executor:
         try:
-            executor.spin()
+            if kind == 'events':
+                # rclpy 7.1.6's EventsExecutor.spin() starves the node's other threads (no
+                # callback ran, SIGINT was ignored); spin_once with a timeout does not
+                while rclpy.ok(context=node.context):
+                    executor.spin_once(timeout_sec=0.1)
+            else:
+                executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
     return 0

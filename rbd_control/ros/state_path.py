@@ -79,6 +79,8 @@ class StatePath:
         if age is None and (stamp or published):
             self.warn(f'joint state stamped {node_now - stamp:.3g} s from this node\'s clock: '
                       'not on the same clock; max_state_age cannot be checked')
+        guard = controller.age_guard
+        tracking = controller.trajectory_end_time is not None   # before an overload aborts it
         try:
             command = controller.update(
                 now, names, q, qd if qd is not None else np.empty(0), age=age)
@@ -94,9 +96,8 @@ class StatePath:
         self.seen = True
         arrival = time.monotonic()
         self.anchor = (now, arrival)
-        guard = controller.age_guard
         if (guard.events, guard.overloads) != self._guard_events:
-            self._log_age_guard(guard, age)
+            self._log_age_guard(guard, age, tracking)
         published = self.publish(command)
         node._health.record(arrival, math.nan if age is None else age,
                             time.perf_counter() - started)
@@ -135,17 +136,18 @@ class StatePath:
         self._publisher.publish(self._msg)
         return True
 
-    def _log_age_guard(self, guard, age):
-        """One line per episode of late states, one more if it turns into an overload."""
+    def _log_age_guard(self, guard, age, tracking):
+        """One line per episode of late states, one more if it turns into an overload (a
+        warning if that aborted a trajectory)."""
         late = (f'joint state {age * 1e3:.1f} ms old (max_state_age '
                 f'{guard.max_state_age * 1e3:g} ms)')
+        fresh = f'until states are fresh for {guard.recovery_time:g} s'
         if guard.overloads != self._guard_events[1]:
-            self._logger.warning(
-                f'{late}: states late for {guard.overload_time:g} s, trajectory aborted, holding '
-                f'with softened gains until states are fresh for {guard.recovery_time:g} s')
+            log = self._logger.warning if tracking else self._logger.info
+            log(f'{late}: states late for {guard.overload_time:g} s, '
+                f'{"trajectory aborted, " if tracking else ""}holding with softened gains {fresh}')
         else:
-            self._logger.info(
-                f'{late}: feedback softened until states are fresh for {guard.recovery_time:g} s')
+            self._logger.info(f'{late}: feedback softened {fresh}')
         self._guard_events = (guard.events, guard.overloads)
 
     def _loop_failed(self, error):

@@ -97,8 +97,8 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     assert float(values['state age p99 [ms]']) > 300.0
     after = seen[seen.index(engaged[-1]) + 1:]
     assert any(values['age guard'] == 'idle' for _, _, values in after), 'no recovery on /diagnostics'
-    # late for 2 s: first softened, then (late for 0.2 s) an overload that aborts and holds
+    # late for 2 s: first softened, then (late for 0.2 s) an overload that holds
     assert 'ms old (max_state_age 100 ms): feedback softened' in controller.log()
-    assert 'trajectory aborted, holding' in controller.log()
+    assert 'states late for 0.2 s, holding with softened gains' in controller.log()
     assert any('overload' in text and values['age guard overloads'] == '1'
                for _, text, values in engaged), [text for _, text, _ in engaged]
