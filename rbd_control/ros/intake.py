@@ -70,6 +70,7 @@ def state_age(now, stamp, wall_now, published):
 
 # The loop checks for a stop this often while no message comes.
 WAIT_NS = 100_000_000
+ERROR_PAUSE_S = 0.01
 
 
 class LoopGroup(CallbackGroup):
@@ -122,16 +123,20 @@ class StateLoop:
         handle = self.subscription.handle
         with self._context.handle:
             wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, self._context.handle)
-        while not self._stop.is_set():
-            try:
-                with handle:
-                    wait_set.clear_entities()
-                    wait_set.add_subscription(handle)
-                    wait_set.wait(WAIT_NS)
-                    taken = handle.take_message(self._msg_type, False)
-                if taken is not None:
-                    self._callback(*taken)
-            except Exception as error:   # the node is going down, or a bug: never spin on it
-                if self._stop.is_set() or not self._context.ok():
-                    return
-                self._on_error(error)
+        try:
+            while not self._stop.is_set():
+                try:
+                    with handle:
+                        wait_set.clear_entities()
+                        wait_set.add_subscription(handle)
+                        wait_set.wait(WAIT_NS)
+                        taken = handle.take_message(self._msg_type, False)
+                    if taken is not None:
+                        self._callback(*taken)
+                except Exception as error:   # the node going down, or a bug: report, go on
+                    if self._stop.is_set() or not self._context.ok():
+                        return
+                    self._on_error(error)
+                    self._stop.wait(ERROR_PAUSE_S)    # a lasting fault must not spin a core
+        finally:
+            wait_set.destroy_when_not_in_use()
