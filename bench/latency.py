@@ -2,13 +2,20 @@
 
     source scripts/ros_env.sh
     python bench/latency.py [--rate 1000] [--duration 10] [--rounds 2] [--phases quiet load]
-                            [--variants echo rbd rbd:events] [--mode feedforward_pd]
+                            [--variants echo rbd rbd:single_threaded rbd:events]
+                            [--mode feedforward_pd] [--profile DIR]
 
 Three processes per run, as in a real setup: the node under test; a publisher of
 sensor_msgs/JointState at --rate on an absolute schedule; this process, which takes the
 commands. Variants (`node[:executor]`):
-  echo   bench/echo_node.py, the floor: rclpy copies positions to a Float64MultiArray;
-  rbd    rbd_controller as shipped (tuning topics on, nobody subscribed to them).
+  echo   bench/echo_node.py, the floor: rclpy copies positions to a Float64MultiArray
+         (SingleThreadedExecutor unless an executor is named);
+  rbd    rbd_controller as shipped (tuning topics on, nobody subscribed to them);
+  :KIND  the executor (ros/run.py): state_thread (rbd's default: the joint states taken by a
+         thread of their own from a one-subscription wait set), single_threaded (every
+         callback through rclpy's SingleThreadedExecutor), events (rclpy's EventsExecutor).
+A variant whose node dies or does not answer within --handshake-timeout is reported as
+failed, with the tail of its log, and the others go on.
 Variants run interleaved in rounds, so a machine whose load drifts affects all alike; the
 ratios compare each variant with the echo of the same round and phase. Phase `load` runs
 two busy loops pinned one to each of the first two CPUs for its whole duration.
@@ -34,6 +41,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 ARM = 6                                 # joints of the default arm; states carry one extra
+LOG_TAIL = 1500                         # characters of a failed node's log shown
+
+
+class Failure(str):
+    """A run whose node died or never answered the handshake: why, with its log tail."""
 
 
 def parse_args():
@@ -42,8 +54,14 @@ def parse_args():
     parser.add_argument('--duration', type=float, default=10.0)
     parser.add_argument('--rounds', type=int, default=2)
     parser.add_argument('--phases', nargs='+', default=['quiet', 'load'], choices=['quiet', 'load'])
-    parser.add_argument('--variants', nargs='+', default=['echo', 'rbd', 'rbd:events'])
+    parser.add_argument('--variants', nargs='+',
+                        default=['echo', 'rbd', 'rbd:single_threaded', 'rbd:events'])
     parser.add_argument('--mode', default='feedforward_pd')
+    parser.add_argument('--handshake-timeout', type=float, default=180.0,
+                        help='seconds a node may take to answer its first state (a cold numba '
+                             'compile takes ~40 s of one core); then its run counts as failed')
+    parser.add_argument('--profile', metavar='DIR',
+                        help='run each rbd node under cProfile, writing DIR/<variant>-<n>.prof')
     parser.add_argument('--publisher', metavar='TIMES_FILE', help=argparse.SUPPRESS)
     parser.add_argument('--names', nargs='*', help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -110,15 +128,21 @@ def node_command(variant, workdir, args, joints):
     from rbd_control.description import default_arm_urdf
     name, _, executor = variant.partition(':')
     executor_args = ['--executor', executor] if executor else []
+    python = [sys.executable]
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
+        runs = len(list(Path(args.profile).glob(f'{variant.replace(":", "_")}-*.prof')))
+        python += ['-m', 'cProfile', '-o',
+                   str(Path(args.profile, f'{variant.replace(":", "_")}-{runs}.prof'))]
     if name == 'echo':
-        return [sys.executable, str(REPO / 'bench' / 'echo_node.py'), *executor_args]
+        return [*python, str(REPO / 'bench' / 'echo_node.py'), *executor_args]
     zero_gains = {f'gains.{j}.{g}': 0.0 for j in joints for g in ('p', 'd')}
     params = workdir / 'params.yaml'
     params.write_text(yaml.safe_dump({'rbd_controller': {'ros__parameters': {
         'robot_description': default_arm_urdf(), 'mode': args.mode,
         'state_timeout': 10.0,        # the watchdog's safe commands must not be counted
         **zero_gains}}}))
-    return [sys.executable, '-m', 'rbd_control.ros.controller_node', *executor_args,
+    return [*python, '-m', 'rbd_control.ros.controller_node', *executor_args,
             '--ros-args', '--params-file', str(params)]
 
 
@@ -156,13 +180,19 @@ def run_once(variant, args, env, names, decode):
     executor = rclpy.executors.SingleThreadedExecutor()
     executor.add_node(node)
     cpu_start = wall_start = None
+    deadline = time.monotonic() + args.handshake_timeout
     try:
         while not (workdir / 'ready').exists():       # the publisher's handshake
             executor.spin_once(timeout_sec=0.01)
             if received:
                 (workdir / 'receiver_ready').touch()
-            if node_process.poll() is not None:
-                raise RuntimeError(f'{variant} exited:\n{(workdir / "node.log").read_text()}')
+            failure = ('exited' if node_process.poll() is not None else
+                       'no handshake' if time.monotonic() > deadline else None)
+            if failure:
+                publisher.kill()
+                publisher.wait()
+                log_tail = (workdir / 'node.log').read_text()[-LOG_TAIL:]
+                return Failure(f'{variant}: {failure}; node log (tail):\n{log_tail}')
         end = time.monotonic() + 0.5
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
@@ -244,8 +274,10 @@ def main():
             try:
                 for _ in range(args.rounds):
                     for variant in args.variants:
-                        results.setdefault((phase, variant), []).append(
-                            run_once(variant, args, env, names, decode))
+                        run = run_once(variant, args, env, names, decode)
+                        if isinstance(run, Failure):
+                            print(f'FAILED {run}', file=sys.stderr)
+                        results.setdefault((phase, variant), []).append(run)
             finally:
                 for process in loads:
                     process.kill()
@@ -260,12 +292,17 @@ def report(args, results):
           f'mode {args.mode}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}')
     print(f'{"phase":6} {"variant":14} {"p50 us":>8} {"p99 us":>8} {"max us":>8} '
           f'{"answered":>9} {"CPU %":>6} {"p50/echo":>9} {"p99/echo":>9}')
+    failures = [run for runs in results.values() for run in runs if isinstance(run, Failure)]
     for (phase, variant), runs in results.items():
+        runs = [run for run in runs if not isinstance(run, Failure)]
+        if not runs:
+            print(f'{phase:6} {variant:14} no run completed')
+            continue
         latency = np.concatenate([r[0] for r in runs])
         answered = len(latency) / sum(r[1] for r in runs)
         cpu = np.median([r[2] for r in runs])
         p50, p99 = np.percentile(latency, [50, 99]) if latency.size else (np.nan, np.nan)
-        floor = results.get((phase, 'echo'))
+        floor = [run for run in results.get((phase, 'echo'), ()) if not isinstance(run, Failure)]
         ratios = ''
         if floor:
             echo = np.concatenate([r[0] for r in floor])
@@ -273,6 +310,8 @@ def report(args, results):
             ratios = f'{p50 / f50:9.2f} {p99 / f99:9.2f}'
         print(f'{phase:6} {variant:14} {p50:8.0f} {p99:8.0f} {latency.max(initial=0):8.0f} '
               f'{100 * answered:8.1f}% {100 * cpu:6.1f} {ratios}')
+    for failure in failures:
+        print(f'\nFAILED {failure}')
 
 
 if __name__ == '__main__':

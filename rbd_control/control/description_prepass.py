@@ -4,9 +4,10 @@ Parsing XML is one long C call that holds Python's GIL: a 30 MB description (inl
 huge comment) stops every thread of the process for ~2 s, the control loop and its watchdog
 included, and feeding the parser in chunks does not help (a single large token is rescanned
 per chunk). So a description above PREPASS_BYTES goes to a helper process
-(`python -m rbd_control.control.description_prepass`), which loads it with load_urdf (every
-refusal with its usual reason) and sends back only its dynamics elements: a few kB, which the
-caller then loads in milliseconds.
+(`python -c "from ...description_prepass import serve; serve()"`; not `-m`, which would run
+this module a second time beside the copy its package imports, with a RuntimeWarning), which
+loads it with load_urdf (every refusal with its usual reason) and sends back only its dynamics
+elements: a few kB, which the caller then loads in milliseconds.
 
 The text crosses the pipe in 1 MB frames, each encoded on its own, so no single step holds
 the GIL for long; waiting for the answer releases it. The helper is started by `start()` (or
@@ -32,6 +33,7 @@ PREPASS_BYTES = 1 << 20   # below this, parsing in-process takes a few ms at mos
 FRAME_CHARS = 1 << 20
 TIMEOUT_S = 120.0
 _LENGTH = struct.Struct("<Q")
+_SERVE = "from rbd_control.control.description_prepass import serve; serve()"
 
 
 def _write_frames(stream, text):
@@ -119,7 +121,7 @@ class DescriptionPrepass:
     def _ensure_started(self):
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "rbd_control.control.description_prepass"],
+                [sys.executable, "-c", _SERVE],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def _stop(self):

@@ -136,7 +136,8 @@ class LoopHealth:
         _grade(age_p99, t.state_age_warn, t.state_age_error, "state age p99", warnings, errors)
         _grade(compute_p99, t.compute_warn, t.compute_error, "compute p99", warnings, errors)
         if guard is not None and guard.engaged:
-            warnings.append(f"states late: gains softened to {guard.scale:.2f} of bandwidth")
+            warnings.append(f"states late: gains softened to {guard.scale:.2f} of bandwidth"
+                            + ("; overload, trajectory aborted" if guard.overloaded else ""))
         if coalescing:
             warnings.append("states coalesced (controller behind)")
         if clamped:
@@ -161,6 +162,7 @@ class LoopHealth:
             values += [
                 ("age guard", "engaged" if guard.engaged else ("off" if not guard.enabled else "idle")),
                 ("age guard events", str(guard.events)),
+                ("age guard overloads", str(guard.overloads)),
                 ("gain scale", f"{guard.scale:.3f}"),
             ]
         values.append(("model warnings", str(len(model_warnings))))

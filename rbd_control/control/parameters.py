@@ -206,8 +206,9 @@ CONTROLLER_PARAMETERS = ParameterTable([
               read_only=False, low=0.0, high=MAX_TOLERANCE),
     Parameter("max_state_age", "double", 0.005,
               "Seconds. A joint state older than this when answered (node clock minus header "
-              "stamp) aborts the trajectory, holds the pose and softens the feedback until "
-              "ages stay below it for 0.5 s (age_guard.py). 0: off. The default suits the "
+              "stamp) softens the feedback until ages stay below it for 0.5 s; late states "
+              "that keep coming for 0.2 s (an overload, not a hiccup) also abort the "
+              "trajectory and hold the pose (age_guard.py). 0: off. The default suits the "
               "default 8 Hz gains; the stamps must be on the node's clock (use_sim_time "
               "with a simulator).", low=0.0, high=10.0),
     Parameter("diagnostics_period", "double", 1.0,

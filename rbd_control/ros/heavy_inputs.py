@@ -77,15 +77,17 @@ def string_from_cdr(data: bytes) -> str:
 
 class OffThread:
     """One daemon worker thread; `submit(kind, work, deliver)` runs work() there and then
-    deliver(result) on the executor thread (result is the exception work() raised, if any)."""
+    deliver(result) on the executor thread (result is the exception work() raised, if any),
+    as an executor task: every rclpy executor takes tasks from other threads, the
+    EventsExecutor takes no guard conditions."""
 
-    def __init__(self, node, callback_group=None):
+    def __init__(self, node):
+        self._node = node
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._pending: dict = {}
         self._results = collections.deque()
         self._stopping = False
-        self._guard = node.create_guard_condition(self._deliver, callback_group)
         self._thread = threading.Thread(target=self._run, name="rbd_off_thread", daemon=True)
         self._thread.start()
 
@@ -126,7 +128,16 @@ class OffThread:
                 if collecting:
                     gc.enable()
             self._results.append((deliver, result))
-            self._guard.trigger()
+            self._hand_over()
+
+    def _hand_over(self):
+        """The executor runs _deliver (one the node has joined: it has, once jobs come)."""
+        executor = self._node.executor
+        while executor is None and not self._stopping:
+            time.sleep(0.01)
+            executor = self._node.executor
+        if executor is not None:
+            executor.create_task(self._deliver)
 
     def _deliver(self):
         while self._results:

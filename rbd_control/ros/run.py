@@ -2,10 +2,14 @@
 
 The executor that runs a node's callbacks is chosen with `--executor KIND` before any
 --ros-args (bench/latency.py compares them against a trivial echo node):
-    single_threaded  rclpy.executors.SingleThreadedExecutor (rclpy's default): rebuilds its
-                     wait set in Python on every wake-up.
+    state_thread     (the default) single_threaded, and a node's `state_loop` (intake.StateLoop,
+                     if it has one) takes its state subscription on a thread of its own, from a
+                     wait set holding only that subscription.
+    single_threaded  rclpy.executors.SingleThreadedExecutor (rclpy's default) for every
+                     callback: rebuilds its wait set in Python on every wake-up.
     events           rclpy.experimental.EventsExecutor (rclpy >= 7.1, Jazzy): event queue and
-                     dispatch in C++, no wait-set rebuild.
+                     dispatch in C++, no wait-set rebuild; no guard conditions, no callback
+                     taking a MessageInfo (StateLoop.without_info).
 """
 import contextlib
 import sys
@@ -15,8 +19,8 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from rbd_control.ros.parameters import ConfigurationError
 
-EXECUTORS = ('single_threaded', 'events')
-DEFAULT_EXECUTOR = 'single_threaded'
+EXECUTORS = ('state_thread', 'single_threaded', 'events')
+DEFAULT_EXECUTOR = 'state_thread'
 
 
 def spin_node(program, make_node, args=None, on_created=None):
@@ -32,9 +36,20 @@ def spin_node(program, make_node, args=None, on_created=None):
         return 1
     if on_created is not None:
         on_created(node)
+    loop = getattr(node, 'state_loop', None)      # an intake.StateLoop
+    if loop is not None and kind == 'state_thread':
+        loop.start()
+    elif loop is not None and kind == 'events':
+        loop.without_info()
     with _cleanup(node, kind) as executor:
         try:
-            executor.spin()
+            if kind == 'events':
+                # rclpy 7.1.6's EventsExecutor.spin() starves the node's other threads (no
+                # callback ran, SIGINT was ignored); spin_once with a timeout does not
+                while rclpy.ok(context=node.context):
+                    executor.spin_once(timeout_sec=0.1)
+            else:
+                executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
     return 0
@@ -50,12 +65,12 @@ def ros_session(name, args=None):
         yield executor.get_nodes()[0], executor
 
 
-def executor_option(argv):
+def executor_option(argv, default=DEFAULT_EXECUTOR):
     """(executor kind, argv without the option) from `--executor KIND` before --ros-args."""
     argv = list(argv)
     end = argv.index('--ros-args') if '--ros-args' in argv else len(argv)
     if '--executor' not in argv[:end]:
-        return DEFAULT_EXECUTOR, argv
+        return default, argv
     at = argv.index('--executor')
     if at + 1 >= end or argv[at + 1] not in EXECUTORS:
         raise SystemExit(f'--executor needs one of {EXECUTORS}')

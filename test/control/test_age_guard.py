@@ -26,7 +26,7 @@ def names(arm_model):
 def test_guard_engages_above_max_age_and_scales_by_the_worst_age():
     guard = AgeGuard(max_state_age=0.005, recovery_time=0.5)
     assert not guard.observe(0.004, 0.0) and guard.scale == 1.0
-    assert guard.observe(0.010, 0.001)               # engaged just now
+    assert not guard.observe(0.010, 0.001)           # engaged: softened, no overload
     assert guard.engaged and guard.events == 1 and guard.scale == pytest.approx(0.5)
     assert not guard.observe(0.020, 0.002)            # still engaged, not a new event
     assert guard.scale == pytest.approx(0.25)
@@ -48,6 +48,29 @@ def test_guard_recovers_after_fresh_states_for_the_recovery_time():
     assert not guard.engaged and guard.scale == 1.0 and guard.events == 1
     guard.observe(0.1, 1.2)
     assert guard.events == 2 and guard.scale == pytest.approx(0.05)
+
+
+def test_late_states_kept_up_for_the_overload_time_are_an_overload():
+    guard = AgeGuard(max_state_age=0.005, recovery_time=0.5, overload_time=0.2)
+    assert not guard.observe(0.010, 1.0)              # softened only
+    assert not guard.observe(0.001, 1.05)             # a fresh state does not end the episode
+    assert not guard.observe(0.010, 1.19) and not guard.overloaded
+    assert guard.observe(0.010, 1.21)                  # late for 0.2 s: overloaded just now
+    assert guard.overloaded and guard.overloads == 1 and guard.events == 1
+    assert not guard.observe(0.010, 1.3)              # reported once per episode
+    for k in range(6):                                 # fresh for 0.5 s: recovered
+        guard.observe(0.001, 1.4 + 0.1 * k)
+    assert not guard.engaged and not guard.overloaded
+    assert not guard.observe(0.010, 2.0)              # a new episode starts softened again
+    assert guard.events == 2 and guard.overloads == 1
+
+
+def test_a_single_hiccup_never_overloads():
+    guard = AgeGuard(max_state_age=0.005, recovery_time=0.5, overload_time=0.2)
+    assert not guard.observe(0.050, 0.0)
+    for k in range(1, 1000):                           # then fresh states at 1 kHz
+        assert not guard.observe(0.001, k * 1e-3)
+    assert not guard.engaged and guard.overloads == 0
 
 
 def test_guard_survives_a_clock_jumping_back():
@@ -76,25 +99,48 @@ def test_bad_max_state_age_is_rejected(arm_model, value):
 
 # --- through the Controller --------------------------------------------------------------
 
-def test_old_state_softens_the_feedback_and_aborts_the_trajectory(arm_model, names):
+def tracking(arm_model, names):
+    """A feedforward_pd controller 0.5 s into a 1 s trajectory from Q0 to Q0 + 0.5."""
     controller = Controller(arm_model, ControllerConfig(mode="feedforward_pd", max_state_age=0.005, state_timeout=10.0))
     controller.update(0.0, names, Q0, ZERO, age=0.001)
     controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=1)]), 0.0)
     assert not controller.update(0.5, names, Q0, ZERO, age=0.001).holding
+    return controller
 
+
+def test_a_late_state_softens_the_feedback_and_keeps_the_trajectory(arm_model, names):
+    controller = tracking(arm_model, names)
+    fresh = controller.update(0.55, names, Q0, ZERO, age=0.001)
+    late = controller.update(0.6, names, Q0, ZERO, age=0.020)
+    assert not late.holding and late.feedback_scale == pytest.approx(0.25)
+    assert controller.trajectory_end_time is not None
+    assert np.all(late.desired_q - fresh.desired_q > 0)   # still moving along the trajectory
+    g = controller.gains
+    error = late.desired_q - Q0
+    np.testing.assert_allclose(late.feedback, 0.25**2 * g.kp * error - 0.25 * g.kd * (0 - late.desired_qd),
+                               atol=1e-9)
+    for k in range(1, 7):                              # fresh again for 0.6 s
+        recovered = controller.update(0.6 + 0.1 * k, names, Q0, ZERO, age=0.001)
+    assert recovered.feedback_scale == 1.0 and controller.age_guard.events == 1
+
+
+def test_states_late_for_the_overload_time_abort_the_trajectory_and_hold(arm_model, names):
+    controller = tracking(arm_model, names)
     q = Q0 + 0.01
-    late = controller.update(0.6, names, q, ZERO, age=0.020)
-    assert late.holding and late.feedback_scale == pytest.approx(0.25)
-    np.testing.assert_allclose(late.desired_q, q)     # holds the pose measured on engaging
-    later = controller.update(0.61, names, Q0, ZERO, age=0.020)
+    for k in range(20):                                # late states for 0.19 s: softened only
+        assert not controller.update(0.6 + 0.01 * k, names, Q0, ZERO, age=0.020).holding
+    held = controller.update(0.8, names, q, ZERO, age=0.020)
+    assert held.holding and held.feedback_scale == pytest.approx(0.25)
+    np.testing.assert_allclose(held.desired_q, q)      # holds the pose measured on overloading
+    assert controller.trajectory_end_time is None and controller.age_guard.overloads == 1
+    later = controller.update(0.81, names, Q0, ZERO, age=0.020)
     g = controller.gains
     expected = gravity(arm_model, Q0) + 0.25**2 * g.kp * (q - Q0)
     np.testing.assert_allclose(later.feedforward + later.feedback, expected, atol=1e-9)
-    assert controller.trajectory_end_time is None
 
     for k in range(1, 7):                              # fresh again for 0.6 s
-        recovered = controller.update(0.61 + 0.1 * k, names, Q0, ZERO, age=0.001)
-    assert recovered.feedback_scale == 1.0
+        recovered = controller.update(0.81 + 0.1 * k, names, Q0, ZERO, age=0.001)
+    assert recovered.feedback_scale == 1.0 and recovered.holding
     np.testing.assert_allclose(recovered.feedback, g.kp * (q - Q0), atol=1e-9)
     assert controller.age_guard.events == 1
 

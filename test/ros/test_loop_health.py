@@ -1,5 +1,6 @@
 """Late joint states and /diagnostics: rbd_controller in its own process, fed by a publisher
-process whose states turn late (stamped 0.4 s in the past) for a while, then fresh again.
+process whose states turn late (stamped 0.4 s in the past) for a while (a sustained overload:
+softened gains, then the trajectory aborted), then fresh again.
 The thresholds sit well above the latency a busy machine adds, so only the late stamps count."""
 from pathlib import Path
 
@@ -96,4 +97,8 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     assert float(values['state age p99 [ms]']) > 300.0
     after = seen[seen.index(engaged[-1]) + 1:]
     assert any(values['age guard'] == 'idle' for _, _, values in after), 'no recovery on /diagnostics'
-    assert 'ms old (max_state_age 100 ms)' in controller.log()
+    # late for 2 s: first softened, then (late for 0.2 s) an overload that holds
+    assert 'ms old (max_state_age 100 ms): feedback softened' in controller.log()
+    assert 'states late for 0.2 s, holding with softened gains' in controller.log()
+    assert any('overload' in text and values['age guard overloads'] == '1'
+               for _, text, values in engaged), [text for _, text, _ in engaged]
