@@ -121,8 +121,15 @@ class StateLoop:
 
     def _run(self):
         handle = self.subscription.handle
-        with self._context.handle:
-            wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, self._context.handle)
+        try:
+            with self._context.handle:
+                wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, self._context.handle)
+        except Exception as error:
+            # an rclpy whose internal WaitSet differs: hand the subscription back to the
+            # executor, which includes it again when it next rebuilds its wait set
+            self.group.taken = False
+            self._on_error(error)
+            return
         try:
             while not self._stop.is_set():
                 try:
