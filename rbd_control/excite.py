@@ -27,8 +27,12 @@ OPTIMISER_ITERATIONS = 100   # condition-number evaluations (~10 s for a 6-joint
 class JointStateRecorder:
     def __init__(self, node, topic="/joint_states"):
         from sensor_msgs.msg import JointState
-        self.messages = []
-        node.create_subscription(JointState, topic, self.messages.append, 10000)
+        self.node, self.messages = node, []
+        self.subscription = node.create_subscription(JointState, topic, self.messages.append,
+                                                     10000)
+
+    def close(self):
+        self.node.destroy_subscription(self.subscription)
 
     @property
     def last_time(self):
@@ -46,14 +50,14 @@ class JointStateRecorder:
         return Recording(tuple(joints), t, take("position"), take("effort"), qd)
 
 
-def excitation_msg(urdf, duration, joints=None):
+def excitation_msg(urdf, duration, joints=None, iterations=OPTIMISER_ITERATIONS):
     """(JointTrajectory message, its length in s) for the robot in `urdf`."""
     model = load_urdf(urdf)
     joints = list(joints or model.joint_names)
     missing = sorted(set(model.joint_names) - set(joints))
     if missing:
         raise RuntimeError(f"--excite needs every joint controlled; not controlled: {missing}")
-    trajectory = excitation_trajectory(model, duration, iterations=OPTIMISER_ITERATIONS)
+    trajectory = excitation_trajectory(model, duration, iterations=iterations)
     times = np.arange(0.0, trajectory.duration + 0.5 * POINT_PERIOD_S, POINT_PERIOD_S)
     q, qd, qdd = trajectory.sample(times)
     order = [model.joint_names.index(j) for j in joints]
