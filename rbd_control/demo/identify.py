@@ -166,8 +166,8 @@ class IdentificationPhase:
         demo = self.demo
         self._running(phase)
         recorder = JointStateRecorder(self.node)
-        start = self._follow(msg, phase)
-        demo.wait_for_sim_time(start + record_s, phase)
+        start = demo.recorder.sim_time
+        self._drive(msg, record_s, [(0.0, record_s)], phase)
         recorder.close()
         recording = recorder.recording(self.nominal.joint_names, start)
         recording.save(path)
@@ -175,6 +175,35 @@ class IdentificationPhase:
             raise RuntimeError(f"{phase}: the arm did not follow the excitation (joint ranges "
                                f"{np.ptp(recording.q, axis=0)} rad; see controller.log)")
         return recording
+
+    def _drive(self, msg, length, moving, phase):
+        """Send a trajectory and wait `length` s of sim time; (start, end) of the run that went
+        through. A trajectory the controller drops on the way (its watchdog trips and holds
+        when it is starved of CPU for longer than state_timeout: the desired position stops
+        inside a `moving` window, (from, to) s after the start) is sent again, at most
+        SEND_ATTEMPTS times; every sample stays valid for a fit, the figures use the last run."""
+        demo = self.demo
+        for _ in range(SEND_ATTEMPTS):
+            start = self._follow(msg, phase)
+            while demo.recorder.sim_time < start + length:
+                before = demo.recorder.sim_time
+                demo.wait_for_sim_time(min(before + CHECK_S, start + length), phase)
+                if self._stopped(before - start, demo.recorder.sim_time - start, moving, start):
+                    print(f"rbd_demo: {phase}: the controller dropped the trajectory at sim t = "
+                          f"{before:.2f} s (watchdog?); sending it again", flush=True)
+                    break
+            else:
+                return start, start + length
+        raise RuntimeError(f"{phase}: the controller dropped the trajectory {SEND_ATTEMPTS} "
+                           "times (see controller.log)")
+
+    def _stopped(self, t0, t1, moving, start) -> bool:
+        """The desired position stood still over [t0, t1] (s after start) inside a window
+        where the trajectory moves."""
+        if not any(a <= t0 and t1 <= b for a, b in moving) or t1 - t0 < 0.5 * CHECK_S:
+            return False
+        desired = self.demo.recorder.series(start + t0, start + t1).arrays()[1]
+        return len(desired) > 1 and np.ptp(desired, axis=0).max() < 1e-9
 
     def _follow(self, msg, phase) -> float:
         """Send a trajectory and see the controller's desired position move off the current
@@ -214,9 +243,10 @@ class IdentificationPhase:
         first = LEAD_IN_S + REST_S
         points = [(LEAD_IN_S, waypoints[0], rest, rest)] + [
             (first + t, q, qd, rest) for t, q, qd in zip(times, waypoints, velocities)]
-        start = self._follow(joint_trajectory_msg(self.nominal.joint_names, points), name)
+        moving = [(0.0, LEAD_IN_S), (first, first + times[-1])]
+        start, _ = self._drive(joint_trajectory_msg(self.nominal.joint_names, points),
+                               first + times[-1] + SETTLE_TIME, moving, f"{name} feedforward_pd")
         end = start + first + times[-1] + SETTLE_TIME
-        demo.wait_for_sim_time(end, f"{name} feedforward_pd")
         return ModelRun(held, demo.recorder.series(start + first, end))
 
     def _exact_parameters(self) -> dict:
