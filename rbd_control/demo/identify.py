@@ -42,7 +42,12 @@ EXCITATION_ITERATIONS = 30     # condition-number evaluations of the excitation 
 LEAD_IN_S, REST_S = 2.0, 1.0   # validation trajectory: to the first waypoint, at rest there
 MODELS = ("nominal", "identified", "exact")
 MIN_EXCITATION_RANGE = 0.1     # rad every joint moves in a recorded excitation
-CHECK_S, SEND_ATTEMPTS = 0.5, 3   # a trajectory must start moving within CHECK_S s
+CHECK_S, SEND_ATTEMPTS = 0.5, 6   # a trajectory must start moving within CHECK_S s
+# The controller's watchdog extrapolates the last state's stamp by the wall time since it came
+# (rbd_control/ros/controller_node.py, _control_time): a lockstep simulator starved of CPU for
+# longer than state_timeout (0.1 s in the shipped config) trips it, and it drops the
+# trajectory. These runs are long; they ride out stalls of up to a second.
+STATE_TIMEOUT_S = 1.0
 
 MAX_IDENTIFIED_DRIFT = 1e-3    # rad over the hold
 MIN_NOMINAL_DRIFT = 0.1        # rad: the nominal model lets the arm fall
@@ -150,7 +155,7 @@ class IdentificationPhase:
             plant_urdf=self.plant, extra_simulator_parameters=simulator,
             controller_params_files=list(params_files),
             extra_controller_parameters={**self.base.extra_controller_parameters,
-                                         **(parameters or {})},
+                                         "state_timeout": STATE_TIMEOUT_S, **(parameters or {})},
             log_dir=self.base.log_dir / f"identification_{name}" if self.base.log_dir else None)
         return _Run(self, Bringup(config))
 
