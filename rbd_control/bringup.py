@@ -1,7 +1,8 @@
 """rbd_bringup: the arm.launch.py bringup (sim:=mujoco) without `ros2 launch`.
 
     rbd_bringup [--mode computed_torque] [--description robot.urdf|robot.urdf.xacro]
-                [name:=value ...] [--config arm_controller.yaml]
+                [name:=value ...] [--config arm_controller.yaml] [--params-file more.yaml ...]
+                [--plant-description real_robot.urdf]
                 [--lockstep] [--demo-trajectory] [--duration 20]
 
 launch and launch_ros cannot be installed here, so this one command does what
@@ -105,6 +106,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="xacro arguments for a .xacro --description, as on xacro's command line",
     )
     parser.add_argument("--config", type=Path, help=f"controller YAML (default: {CONFIG_FILE})")
+    parser.add_argument("--params-file", type=Path, action="append", default=[],
+                        help="another rbd_controller parameter YAML after --config (e.g. "
+                        "rbd_identify's friction.yaml, payload.yaml); repeatable")
+    parser.add_argument(
+        "--plant-description", type=Path, metavar="FILE",
+        help="simulate this robot (.urdf or .xacro, same name:=value arguments) instead of "
+        "--description, which the controller still gets: a robot whose URDF is off",
+    )
     parser.add_argument("--lockstep", action="store_true", help="one physics step per command")
     parser.add_argument("--demo-trajectory", action="store_true", help="send one demo trajectory")
     parser.add_argument("--duration", type=float, help="stop after this many wall seconds")
@@ -126,6 +135,7 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
     if mappings and not args.description:
         raise DescriptionError("name:=value arguments need a .xacro --description")
     urdf = read_description(args.description, mappings) if args.description else default_arm_urdf()
+    plant = read_description(args.plant_description, mappings) if args.plant_description else None
     return BringupConfig(
         urdf=urdf,
         config_file=args.config or find_config_file(),
@@ -133,6 +143,8 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
         lockstep=args.lockstep,
         initial_positions={} if args.description else dict(DEFAULT_ARM_HOME),
         joint_damping=not args.no_joint_damping,
+        controller_params_files=list(args.params_file),
+        plant_urdf=plant,
         log_dir=args.log_dir,
     )
 

@@ -77,6 +77,13 @@ class BringupConfig:
     initial_positions: dict[str, float] = field(default_factory=dict)
     joint_damping: bool = True
     extra_controller_parameters: dict = field(default_factory=dict)
+    # more rbd_controller --params-file YAMLs after config_file (rbd_identify's friction.yaml,
+    # payload.yaml), before extra_controller_parameters
+    controller_params_files: list[Path] = field(default_factory=list)
+    # the simulated robot when it is not `urdf` (rbd_mujoco_sim's plant_description), and
+    # rbd_mujoco_sim parameters on top (payload.*, stiff_friction)
+    plant_urdf: str | None = None
+    extra_simulator_parameters: dict = field(default_factory=dict)
     log_dir: Path | None = None  # None: a temporary directory
 
     def joints(self) -> list[str]:
@@ -171,6 +178,9 @@ class Bringup:
             parameters["initial_positions"] = [
                 float(self.config.initial_positions.get(j, 0.0)) for j in order
             ]
+        if self.config.plant_urdf:
+            parameters["plant_description"] = self.config.plant_urdf
+        parameters.update(self.config.extra_simulator_parameters)
         params = _write_params(self.log_dir / "simulator.yaml", SIMULATOR_NODE, parameters)
         return NodeProcess(
             SIMULATOR_NODE, SIMULATOR_MODULE, ["--params-file", str(params)],
@@ -185,7 +195,8 @@ class Bringup:
         params = _write_params(self.log_dir / "controller_overrides.yaml", CONTROLLER_NODE, overrides)
         return NodeProcess(
             CONTROLLER_NODE, CONTROLLER_MODULE,
-            ["--params-file", str(self.config.config_file), "--params-file", str(params)],
+            [arg for path in (self.config.config_file, *self.config.controller_params_files, params)
+             for arg in ("--params-file", str(path))],
             self.log_dir / "controller.log",
         )
 

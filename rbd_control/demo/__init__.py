@@ -1,10 +1,11 @@
 """The rbd_control demo: the default arm in MuJoCo under the real ROS 2 nodes.
 
-    python -m rbd_control.demo [--output demo_output] [--real-time]
+    python -m rbd_control.demo [--output demo_output] [--real-time] [--skip-identification]
 
 Modules: data (home pose, trajectory), record (Recorder, Series), run (the phases),
 report (statistics, table, verdict, recording), plots (PNG figures), cartesian (the push
-phase), cli (main).
+phase), plant (a robot that is not its URDF), identify and identify_report (the
+identification phase and its before / after block), cli (main).
 
 What it shows, with rbd_mujoco_sim and rbd_controller in their own processes (the
 rbd_bringup layout) and this process recording the controller's tuning topics:
@@ -13,7 +14,11 @@ rbd_bringup layout) and this process recording the controller's tuning topics:
   2. the same ~8 s trajectory through the workspace, in computed_torque,
   3. and again in feedforward_pd (switched at runtime through the `mode` parameter);
   4. cartesian_impedance holding tool0 while MuJoCo pushes it with a known force: it yields
-     by F/K and springs back (cartesian.py, cartesian_impedance_push.png).
+     by F/K and springs back (cartesian.py, cartesian_impedance_push.png);
+  5. identification (identify.py): the simulator plays a perturbed arm with friction and a
+     payload, the controller starts from the nominal URDF; an excitation run through the
+     nodes, the fit, then gravity compensation and feedforward_pd with the nominal, the
+     identified and the exact model: before / after (identification_before_after.png).
 
 It prints a summary table (RMS and max tracking error per joint, drift, peak effort,
 state→command latency) and writes PNG plots to the output directory.

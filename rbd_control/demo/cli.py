@@ -13,6 +13,9 @@ from rbd_control.demo import cartesian
 from rbd_control.control.joint_map import JointMap
 from rbd_control.demo import __doc__ as DEMO_DOC
 from rbd_control.demo.data import DEFAULT_ARM_HOME, TRACKING_MODES
+from rbd_control.demo import identify_report
+from rbd_control.demo.identify import (
+    MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN, IdentificationPhase)
 from rbd_control.demo.plots import write_plots
 from rbd_control.demo.report import (
     MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_recording, summary_table, verdict)
@@ -30,6 +33,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--config", type=Path, help="controller YAML (default: config/arm_controller.yaml)"
+    )
+    parser.add_argument(
+        "--skip-identification", action="store_true",
+        help="leave out the identification phase (identify.py; about half the demo's time)",
     )
     return parser.parse_args(argv)
 
@@ -65,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
     limits = JointMap.by_name(joints, model.joint_names).take(model.effort_limit)
 
     pacing = "real time" if args.real_time else "lockstep"
+    identified = None
     with ros_session("rbd_demo") as (node, executor):
-        make_description_publisher(node, urdf)
+        description = make_description_publisher(node, urdf)
         print(f"rbd_control demo: default arm '{model.name}', MuJoCo 1 kHz {pacing}; logs in {config.log_dir}")
         try:
             with Bringup(config) as bringup:
@@ -77,7 +85,11 @@ def run(args: argparse.Namespace) -> int:
                     demo.track(mode, DEFAULT_ARM_HOME)
                 push = push_phase.run(model, controller_parameters(config.config_file).get(
                     "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"))
-                demo.progress.done()
+            demo.recorder.close()   # the next simulators start their clocks at 0 again
+            if not args.skip_identification:
+                identified = IdentificationPhase(node, executor, config, description,
+                                                 args.output).run()
+            demo.progress.done()
         except RuntimeError as error:
             print(f"\nrbd_demo failed: {error}\nnode logs: {config.log_dir}", file=sys.stderr)
             return 1
@@ -94,6 +106,11 @@ def run(args: argparse.Namespace) -> int:
     print(cartesian.summary(push))
     print(f"wrote {cartesian.write_plot(args.output, push)}")
     problems = verdict(gravity, tracking) + cartesian.problems(push)
+    if identified is not None:
+        print()
+        print(identify_report.summary(identified))
+        print(f"wrote {identify_report.write_plot(args.output, identified)}")
+        problems += identify_report.problems(identified)
     print()
     if problems:
         print("verdict: FAILED\n  " + "\n  ".join(problems))
@@ -101,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(
         f"verdict: OK (drift < {MAX_GRAVITY_DRIFT:g} rad, RMS tracking error < "
-        f"{MAX_TRACKING_RMS:g} rad in every mode)"
+        f"{MAX_TRACKING_RMS:g} rad in every mode"
+        + ("" if identified is None else
+           f"; identified model: drift < {MAX_IDENTIFIED_DRIFT:g} rad where the nominal falls, "
+           f"RMS within {MAX_RMS_VS_EXACT:g}x of the exact model and {MIN_RMS_GAIN:g}x below the "
+           "nominal") + ")"
     )
     return 0
 

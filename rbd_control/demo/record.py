@@ -35,17 +35,24 @@ class Recorder:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64
 
-        self.joints = list(joints)
+        self.node, self.joints = node, list(joints)
         self._desired: dict[int, np.ndarray] = {}
         self._actual: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.latencies: list[tuple[float, float]] = []  # (sim time of last state, seconds)
         self.sim_time = -1.0
         depth = 5000  # ride out a slow moment of this process without losing samples
-        node.create_subscription(JointState, f"/{CONTROLLER_NODE}/desired", self._on_desired, depth)
-        node.create_subscription(JointState, f"/{CONTROLLER_NODE}/actual", self._on_actual, depth)
-        node.create_subscription(
-            Float64, f"/{SIMULATOR_NODE}/command_latency", self._on_latency, depth
-        )
+        self._subscriptions = [
+            node.create_subscription(JointState, f"/{CONTROLLER_NODE}/desired", self._on_desired, depth),
+            node.create_subscription(JointState, f"/{CONTROLLER_NODE}/actual", self._on_actual, depth),
+            node.create_subscription(
+                Float64, f"/{SIMULATOR_NODE}/command_latency", self._on_latency, depth),
+        ]
+
+    def close(self) -> None:
+        """Stop recording (the samples stay)."""
+        for subscription in self._subscriptions:
+            self.node.destroy_subscription(subscription)
+        self._subscriptions = []
 
     @staticmethod
     def _key(msg) -> int:

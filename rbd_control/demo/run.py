@@ -1,4 +1,4 @@
-"""The demo's run: the three phases driven through the running nodes, with a progress line."""
+"""The demo's run: the phases driven through the running nodes, with a progress line."""
 from __future__ import annotations
 
 import sys
@@ -86,6 +86,21 @@ class DemoRun:
             )
         self.progress.show(phase, self.recorder.sim_time, target, force=True)
 
+    def use(self, bringup: Bringup) -> None:
+        """Go on with another bringup, with a new recorder: the new simulator's clock starts
+        at 0 again, and the old subscriptions may still hold the last run's messages."""
+        self.recorder.close()
+        self.bringup = bringup
+        self.recorder = Recorder(self.node, self.joints)
+        self.windows = {}
+
+    def send(self, msg) -> None:
+        """Publish a trajectory_msgs/JointTrajectory to the controller (once it subscribes:
+        the topic is volatile, a message sent before would be lost)."""
+        self.spin_until(lambda: self._trajectory_pub.get_subscription_count() > 0, 10.0,
+                        "the controller's joint_trajectory subscription", "trajectory", 0)
+        self._trajectory_pub.publish(msg)
+
     def set_mode(self, mode: str) -> None:
         from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
         from rcl_interfaces.srv import SetParameters
@@ -106,13 +121,16 @@ class DemoRun:
         if not result.successful:
             raise RuntimeError(f"controller refused mode {mode}: {result.reason}")
 
-    def gravity_compensation(self) -> None:
-        # The controller starts in gravity_compensation and the lockstep simulator only
-        # steps when commanded, so the arm is "released" at t = 0 with the controller on.
-        phase = "gravity_compensation"
+    def wait_for_start(self, phase: str) -> None:
+        """Until the controller has answered the first state (sim time >= 0)."""
         self.spin_until(
             lambda: self.recorder.sim_time >= 0.0, STARTUP_TIMEOUT_S, "the first command", phase, GRAVITY_HOLD_S
         )
+
+    def gravity_compensation(self, phase: str = "gravity_compensation") -> None:
+        # The controller starts in gravity_compensation and the lockstep simulator only
+        # steps when commanded, so the arm is "released" at t = 0 with the controller on.
+        self.wait_for_start(phase)
         start = self.recorder.sim_time
         self.wait_for_sim_time(start + GRAVITY_HOLD_S, phase)
         self.windows[phase] = (start, start + GRAVITY_HOLD_S)
@@ -122,6 +140,6 @@ class DemoRun:
         waypoints = demo_waypoints(home, self.joints)
         duration = waypoints[-1][0] + SETTLE_AFTER_TRAJECTORY_S
         start = self.recorder.sim_time
-        self._trajectory_pub.publish(joint_trajectory_msg(self.joints, waypoints))
+        self.send(joint_trajectory_msg(self.joints, waypoints))
         self.wait_for_sim_time(start + duration, mode)
         self.windows[mode] = (start, start + duration)

@@ -3,7 +3,7 @@
 All are read-only: each shapes the model or the wiring; restart the node to change one.
 """
 from rbd_control.control.parameter_table import Parameter, ParameterTable, finite_number, not_empty, positive
-from rbd_control.control.parameters import DEFAULT_COMMAND_TOPIC
+from rbd_control.control.parameters import DEFAULT_COMMAND_TOPIC, _check_lengths
 
 __all__ = ["SIM_PARAMETERS"]
 
@@ -16,6 +16,9 @@ def _finite_numbers(values):
 SIM_PARAMETERS = ParameterTable([
     Parameter("robot_description", "string", "",
               "URDF XML; empty: use the /robot_description topic."),
+    Parameter("plant_description", "string", "",
+              "URDF XML of the simulated robot when it is not the controller's description (a "
+              "robot whose URDF is off); set: robot_description and the topic are ignored."),
     Parameter("joints", "string_array", None,
               "Command order of the effort topic; empty: all joints."),
     Parameter("initial_positions", "double_array", None,
@@ -32,6 +35,19 @@ SIM_PARAMETERS = ParameterTable([
     Parameter("wait_for_first_command", "bool", True,
               "Real time: hold physics until a command arrives."),
     Parameter("joint_damping", "bool", True, "Apply URDF <dynamics damping friction>."),
+    Parameter("stiff_friction", "bool", False,
+              "URDF <dynamics friction> at full strength from ~0.03 rad/s (Coulomb), not "
+              "MuJoCo's soft frictionloss (simulator.py)."),
+    Parameter("payload.link", "string", "",
+              "Link carrying a payload the plant's URDF does not have. Empty: no payload."),
+    Parameter("payload.mass", "double", 0.0, "Payload mass, kg.", low=0.0, high=1.0e4),
+    Parameter("payload.com", "double_array", None,
+              "Payload centre of mass [x, y, z] in the link frame, m. Empty: the link origin.",
+              check=_check_lengths("payload.com", (0, 3)), constraint="empty or 3 finite numbers"),
+    Parameter("payload.inertia", "double_array", None,
+              "Payload principal inertia about its centre of mass [ixx, iyy, izz], kg m^2. "
+              "Empty: 1e-4 each.", check=_check_lengths("payload.inertia", (0, 3)),
+              constraint="empty or 3 finite numbers"),
     Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),
     Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
     Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),

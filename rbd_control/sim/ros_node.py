@@ -5,6 +5,7 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
 
     in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
     in   /robot_description            std_msgs/String, transient_local (if the parameter is empty)
+                                       (neither when plant_description is set: a robot not its URDF)
     in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
                                        torques added to the commands (tests: a blocked arm);
                                        an empty message removes them
@@ -51,6 +52,7 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.sim.external_wrench import ExternalWrenchTopic
 from rbd_control.sim.parameters import SIM_PARAMETERS
+from rbd_control.sim.mujoco_model import Payload
 from rbd_control.sim.simulator import Simulator
 
 # Real-time mode never runs more than this many physics steps between two joint states.
@@ -101,13 +103,17 @@ class MujocoSimNode(Node):
 
     def _parameter(self, name):
         current = value(self, name)
-        if name in ("joints", "initial_positions"):  # declared without a value: empty
+        if name in ("joints", "initial_positions", "payload.com", "payload.inertia"):  # unset: empty
             return list(current or [])
         return current
 
     # --- robot description ----------------------------------------------------
 
     def _load_initial_description(self) -> None:
+        plant = self._parameter("plant_description")
+        if plant:   # a robot that is not its description: the topic is not followed
+            self._replace_model(plant, source="plant_description")
+            return
         urdf = self._parameter("robot_description")
         if urdf:
             self._replace_model(urdf, source="parameter")
@@ -131,6 +137,8 @@ class MujocoSimNode(Node):
                 timestep=self._parameter("timestep"),
                 joint_damping=self._parameter("joint_damping"),
                 clamp_effort=self._parameter("clamp_effort"),
+                payloads=self._payloads(),
+                stiff_friction=self._parameter("stiff_friction"),
             )
             sim.reset(self._initial_pose(sim))
         except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError
@@ -153,6 +161,14 @@ class MujocoSimNode(Node):
         # Otherwise the loop is running: in lockstep the answer in flight steps the new
         # model, and an extra state now would put a second state/command pair in flight
         # for good (every later step would then use a command one state old).
+
+    def _payloads(self) -> list[Payload]:
+        link = self._parameter("payload.link")
+        if not link:
+            return []
+        com, inertia = self._parameter("payload.com"), self._parameter("payload.inertia")
+        return [Payload(link, self._parameter("payload.mass"), com or (0.0, 0.0, 0.0),
+                        inertia or Payload.inertia)]
 
     def _initial_pose(self, sim: Simulator) -> dict[str, float]:
         values = self._parameter("initial_positions")

@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import (DT, TRUE_FRICTION, TRUE_PAYLOAD, coulomb_plant, measured, perturbed_urdf,
-                      record_tracking)
+from ident_support import DT, coulomb_plant, measured, record_tracking
 from rbd_control.control import (Controller, ControllerConfig, JointTrajectory,
                                  TrajectoryPoint)
+from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_FRICTION, TRUE_PAYLOAD,
+                                    perturbed_urdf, true_friction_parameters,
+                                    validation_waypoints)
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf, rnea_batch
 from rbd_control.identification import Friction, excitation_trajectory, fit, with_payload
@@ -25,14 +27,6 @@ from rbd_control.identification.result import relative_rms, sliding_relative_rms
 
 QUANTUM = 1e-4           # rad, encoder step
 TORQUE_NOISE = 0.01      # of each joint's RMS torque, Gaussian
-HOLD_POSE = [0.0, 1.2, 0.3, 0.3, 0.4, 0.0]   # leaning out: gravity errors beat friction
-WAYPOINTS = np.array([
-    [0.0, 0.6, -0.9, 0.4, 0.3, 0.0],
-    [0.9, 1.1, 0.2, -0.8, 0.7, 1.5],
-    [-0.7, -0.4, 1.2, 0.9, -0.9, -1.2],
-    [0.2, 0.8, -1.1, 0.3, 0.5, 0.4],
-])
-SEGMENT_TIME = 1.5
 FIGURES = {}
 
 
@@ -51,7 +45,7 @@ def exact(plant_xml):
     """The plant's own rigid-body model with its payload, and its friction."""
     p = TRUE_PAYLOAD
     model = with_payload(load_urdf(plant_xml), p.link, p.mass, p.com, p.inertia)
-    return model, {j: {"viscous": b, "coulomb": c} for j, (b, c) in TRUE_FRICTION.items()}
+    return model, true_friction_parameters()
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +90,7 @@ def test_validation_torques_within_3_percent(campaign, nominal, plant_xml):
     predicted = arm.predict(q, qd, qdd)
     every = relative_rms(tau, predicted)
     slid = sliding_relative_rms(tau, predicted, qd, arm.friction.epsilon)
-    true_friction = Friction.from_dict(nominal.joint_names, {
-        j: {"viscous": b, "coulomb": c} for j, (b, c) in TRUE_FRICTION.items()})
+    true_friction = Friction.from_dict(nominal.joint_names, true_friction_parameters())
     for name, model, friction in (("nominal", nominal, Friction.none(nominal.joint_names)),
                                   ("exact", load_urdf(plant_xml), true_friction)):
         other = rnea_batch(model, q, qd, qdd) + friction.torque(qd)
@@ -152,18 +145,16 @@ def gravity_drift(plant_xml, model, quantum, seconds=5.0):
 
 def tracking_rms(plant_xml, model, friction, quantum):
     names = model.joint_names
-    velocities = np.zeros_like(WAYPOINTS)
-    velocities[1:-1] = (WAYPOINTS[2:] - WAYPOINTS[:-2]) / (2 * SEGMENT_TIME)
+    times, waypoints, velocities = validation_waypoints()
     trajectory = JointTrajectory(names, [
-        TrajectoryPoint(positions=w, velocities=v, accelerations=np.zeros(6),
-                        time_from_start=i * SEGMENT_TIME)
-        for i, (w, v) in enumerate(zip(WAYPOINTS, velocities))])
-    sim = coulomb_plant(plant_xml, names, WAYPOINTS[0], [TRUE_PAYLOAD])
+        TrajectoryPoint(positions=w, velocities=v, accelerations=np.zeros(6), time_from_start=t)
+        for t, w, v in zip(times, waypoints, velocities)])
+    sim = coulomb_plant(plant_xml, names, waypoints[0], [TRUE_PAYLOAD])
     controller = controller_for(model, friction)
     controller.update(0.0, sim.joint_names, *measured(sim, quantum))
     controller.set_trajectory(trajectory, 0.0)
     errors = []
-    for _ in range(int(round(((len(WAYPOINTS) - 1) * SEGMENT_TIME + 0.5) / DT))):
+    for _ in range(int(round((times[-1] + SETTLE_TIME) / DT))):
         command = controller.update(sim.time, sim.joint_names, *measured(sim, quantum))
         sim.set_command(command.tau)
         sim.step()

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import TRUE_FRICTION, perturbed_urdf, record_tracking
+from ident_support import record_tracking
+from rbd_control.demo.plant import TRUE_FRICTION, perturbed_urdf
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 from rbd_control.identification import excitation_trajectory

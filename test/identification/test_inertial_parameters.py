@@ -5,7 +5,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from conftest import TRUE_PAYLOAD, oracles
+from ident_support import oracles
+from rbd_control.demo.plant import TRUE_PAYLOAD
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import InputError, load_urdf, rnea
 from rbd_control.identification import with_payload

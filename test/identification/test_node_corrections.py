@@ -8,12 +8,12 @@ from geometry_msgs.msg import InertiaStamped
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory as TrajectoryMsg, JointTrajectoryPoint
 
-from conftest import _load
+from ident_support import load
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 
-helpers = _load("ros/ros_helpers.py", "rbd_test_ident_ros_helpers")
+helpers = load("ros/ros_helpers.py", "rbd_test_ident_ros_helpers")
 
 NODE, MODULE = "rbd_controller", "rbd_control.ros.controller_node"
 COMMANDS = "/effort_controller/commands"

@@ -11,7 +11,7 @@ import pytest
 from rbd_control.dynamics import InputError, load_urdf, rnea
 from rbd_control.identification.regressor import regressor, regressor_batch
 
-from conftest import oracles
+from ident_support import oracles
 
 import pinocchio as pin  # noqa: E402  (a required test dependency: missing = failure)
 

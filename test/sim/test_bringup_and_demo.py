@@ -41,7 +41,7 @@ def test_bringup_closes_the_loop_and_sends_the_demo_trajectory(ros_env, tmp_path
 
 
 def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
-    result = run("rbd_control.demo", ["--output", str(tmp_path)], ros_env, timeout=240)
+    result = run("rbd_control.demo", ["--output", str(tmp_path)], ros_env, timeout=900)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "[demo]" in result.stderr, "no progress line"
@@ -50,7 +50,8 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
         assert heading in table, table
 
     # gravity compensation: every joint's drift (rad) in the table is below 1e-3
-    drift_rows = re.findall(r"^\s+(\w+)\s+([0-9.e+-]+)\s+[0-9.]+$", table, flags=re.M)
+    drift_rows = re.findall(r"^\s+(\w+)\s+([0-9.e+-]+)\s+[0-9.]+$", table.split("identification:")[0],
+                            flags=re.M)
     assert len(drift_rows) == 6, table
     assert all(float(drift) < 1e-3 for _, drift in drift_rows), table
 
@@ -64,8 +65,22 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
     # cartesian_impedance: pushed, yielded by F/K (the verdict checks 5 %), sprang back
     assert "cartesian_impedance: pushed tool0" in table, table
 
+    # identification before / after: the nominal model lets the arm fall, the identified one
+    # holds it and tracks within 2x of the exact model and 20x better than the nominal one
+    rows = {name: (drift, rms) for name, drift, rms in re.findall(
+        r"^\s+(nominal|identified|exact)\s+(\S+)\s+([0-9.]+)$", table, flags=re.M)}
+    assert set(rows) == {"nominal", "identified", "exact"}, table
+    drift = {name: float(rows[name][0]) for name in ("nominal", "identified")}
+    rms = {name: float(rows[name][1]) for name in rows}
+    assert drift["nominal"] > 0.1 and drift["identified"] < 1e-3, table
+    assert rms["identified"] <= 2 * rms["exact"] and 20 * rms["identified"] <= rms["nominal"], table
+    assert "before / after: drift" in table, table
+    for name in ("identified.urdf", "friction.yaml", "payload.yaml", "plant.urdf",
+                 "excitation.npz", "payload_excitation.npz"):
+        assert (tmp_path / "identification" / name).is_file(), name
+
     for name in ("tracking_positions", "tracking_error", "effort", "gravity_compensation",
-                 "cartesian_impedance_push"):
+                 "cartesian_impedance_push", "identification_before_after"):
         png = tmp_path / f"{name}.png"
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, f"{png} is not a real plot"
