@@ -231,6 +231,9 @@ class ControllerNode(Node):
                 return
             if command is not None:
                 self._health.watchdog_tripped()
+                self._states.warn(f'no joint state for over state_timeout '
+                                  f'({self._value("state_timeout"):g} s): trajectory aborted, '
+                                  f'safe action {self._value("safe_action")!r}')
                 self._states.publish(command)
 
     def destroy_node(self):
