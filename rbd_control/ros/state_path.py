@@ -73,7 +73,8 @@ class StatePath:
         names, q, qd = joint_state_arrays(msg)
         header_stamp = msg.header.stamp
         stamp = seconds(header_stamp)
-        node_now = self._clock.handle.get_now() * 1e-9   # Clock.now() without its Time object
+        # Clock.now() without building a Time per state
+        node_now = self._clock.handle.get_now().nanoseconds * 1e-9
         now = stamp or node_now                            # an unstamped state: the node clock
         age = state_age(node_now, stamp, time.time(), published)
         if age is None and (stamp or published):
