@@ -305,32 +305,34 @@ class Controller:
 
     def _track(self, now, q, qd):
         q_d, qd_d, qdd_d, effort_d = self._plan.sample(now)
-        joints = self._map
+        joints, g = self._map, self._model_order_gains
         put, take = joints.put_into, joints.take
-        q_full, qd_full, qdd_full = put(q.copy(), q_d), put(qd.copy(), qd_d), put(self._qdd_full, qdd_d)
-        g = self._model_order_gains
+        q_full, qd_full = put(q.copy(), q_d), put(qd.copy(), qd_d)
+        qdd_full = put(self._qdd_full, qdd_d)
+        # model order; the joints not commanded have q_full = q there, so no error
+        error = laws.position_error(q_full, q, self._wrap)
         # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate);
         # None while no joint has ki > 0 (the integral then stays 0)
         i_term = (np.clip(g.ki * joints.put(self._integral), -g.i_clamp, g.i_clamp)
                   if self._integrating else None)
-        # model order; the joints not commanded have q_full = q there, so no error
-        error = laws.position_error(q_full, q, self._wrap)
         s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
             kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
             ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
                                          i_term=i_term, error=error)
         else:
-            kp, kd = self._acc_gains if s == 1.0 else (s * s * self._acc_gains[0], s * self._acc_gains[1])
+            kp, kd = self._acc_gains
+            kp, kd = (kp, kd) if s == 1.0 else (s * s * kp, s * kd)
+            acc_i = None if i_term is None else i_term / g.reference_inertia
             ff, fb = laws.computed_torque(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
-                                          acc_i=None if i_term is None else i_term / g.reference_inertia,
-                                          error=error)
+                                          acc_i=acc_i, error=error)
         ff_c = take(ff)
         ff_c += effort_d  # JTC semantics: a point's effort is a feedforward torque
         if self._plan_model.friction.active:
             ff_c += take(self._plan_model.friction.torque(qd_full))   # at the desired velocity
-        return self._finish(ff_c, take(fb), q_d.copy(), qd_d.copy(), qdd_d.copy(), take(error), take(q), qd,
-                            integrate=True, now=now, holding=self._plan.finished(now))
+        return self._finish(ff_c, take(fb), q_d.copy(), qd_d.copy(), qdd_d.copy(), take(error),
+                            take(q), qd, integrate=True, now=now,
+                            holding=self._plan.finished(now))
 
     def _impedance(self, now, q, qd):
         law = self._cartesian
