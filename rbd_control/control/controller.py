@@ -98,6 +98,11 @@ class Controller:
         self._map = plan.joints
         self._joint_names = plan.joints.names
         self._continuous = np.asarray(plan.model.continuous, dtype=bool)
+        # the wrap masks the laws take, None when no joint is continuous (nothing to wrap)
+        self._wrap = self._continuous if self._continuous.any() else None
+        self._wrap_commanded = None if self._wrap is None else plan.joints.take(self._continuous)
+        self._damping = plan.joints.put(plan.damping)   # model order
+        self._qdd_full = np.zeros(plan.model.nq)        # scratch: desired qdd, model order
         self._limiter = EffortLimiter(plan.effort_limit, self.config.effort_scale)
         self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints,
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
@@ -292,62 +297,73 @@ class Controller:
         self._last_update = now
 
     def _float(self, q, qd):
-        damping = self.age_guard.scale * self._map.put(self._plan_model.damping)
-        ff, fb = laws.gravity_compensation(self.model, q, qd, damping)
-        n = len(self._map)
-        return self._finish(ff, fb, self._map.take(q), self._map.take(qd), np.zeros(n), np.zeros(n),
-                            integrate=False, holding=True, measured=(q, qd))
+        ff, fb = laws.gravity_compensation(self.model, q, qd, self.age_guard.scale * self._damping)
+        take, n = self._map.take, len(self._map)
+        q_c = take(q)
+        return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
+                            q_c, qd, integrate=False, holding=True)
 
     def _track(self, now, q, qd):
         q_d, qd_d, qdd_d, effort_d = self._plan.sample(now)
-        put = self._map.put_into
-        q_full, qd_full, qdd_full = put(q.copy(), q_d), put(qd.copy(), qd_d), self._map.put(qdd_d)
-        g = self._model_order_gains
-        # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate)
-        i_term = np.clip(g.ki * self._map.put(self._integral), -g.i_clamp, g.i_clamp)
+        joints, g = self._map, self._model_order_gains
+        put, take = joints.put_into, joints.take
+        q_full, qd_full = put(q.copy(), q_d), put(qd.copy(), qd_d)
+        qdd_full = put(self._qdd_full, qdd_d)
+        # model order; the joints not commanded have q_full = q there, so no error
+        error = laws.position_error(q_full, q, self._wrap)
+        # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate);
+        # None while no joint has ki > 0 (the integral then stays 0)
+        i_term = (np.clip(g.ki * joints.put(self._integral), -g.i_clamp, g.i_clamp)
+                  if self._integrating else None)
         s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
-            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full,
-                                         s * s * g.kp, s * g.kd,
-                                         continuous=self._continuous, i_term=i_term)
+            kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
+            ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
+                                         i_term=i_term, error=error)
         else:
-            ff, fb = laws.computed_torque(self.model, q, qd, q_full, qd_full, qdd_full,
-                                          s * s * g.kp_acc, s * g.kd_acc, continuous=self._continuous,
-                                          acc_i=i_term / g.reference_inertia)
-        ff += self._map.put(effort_d)  # JTC semantics: a point's effort is a feedforward torque
+            kp, kd = self._acc_gains
+            kp, kd = (kp, kd) if s == 1.0 else (s * s * kp, s * kd)
+            acc_i = None if i_term is None else i_term / g.reference_inertia
+            ff, fb = laws.computed_torque(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
+                                          acc_i=acc_i, error=error)
+        ff_c = take(ff)
+        ff_c += effort_d  # JTC semantics: a point's effort is a feedforward torque
         if self._plan_model.friction.active:
-            ff += self._plan_model.friction.torque(qd_full)   # at the desired velocity
-        error = laws.position_error(q_d, self._map.take(q), self._map.take(self._continuous))
-        return self._finish(ff, fb, q_d, qd_d, qdd_d, error, integrate=True, now=now,
-                            holding=self._plan.finished(now), measured=(q, qd))
+            ff_c += take(self._plan_model.friction.torque(qd_full))   # at the desired velocity
+        return self._finish(ff_c, take(fb), q_d.copy(), qd_d.copy(), qdd_d.copy(), take(error),
+                            take(q), qd, integrate=True, now=now,
+                            holding=self._plan.finished(now))
 
     def _impedance(self, now, q, qd):
         law = self._cartesian
         if self._tripped is not None or not law.active:   # first state, or after a stale gap
             law.activate(q, now)
         ff, fb = law.torques(q, qd, now)
-        posture, n = self._map.take(law.posture), len(self._map)
-        error = laws.position_error(posture, self._map.take(q), self._map.take(self._continuous))
-        return self._finish(ff, fb, posture, np.zeros(n), np.zeros(n), error, integrate=False,
-                            holding=now >= law.end_time, measured=(q, qd))
+        take, n = self._map.take, len(self._map)
+        posture, q_c = take(law.posture), take(q)
+        error = laws.position_error(posture, q_c, self._wrap_commanded)
+        return self._finish(take(ff), take(fb), posture, np.zeros(n), np.zeros(n), error, q_c, qd,
+                            integrate=False, holding=now >= law.end_time)
 
-    def _finish(self, ff, fb, q_d, qd_d, qdd_d, error, *, integrate, holding, measured, now=None):
-        ff_c, fb_c = self._map.take(ff), self._map.take(fb)
+    def _finish(self, ff_c, fb_c, q_d, qd_d, qdd_d, error, q_c, qd, *, integrate, holding,
+                now=None):
+        """The command of one state; every vector in command order and owned by the Command,
+        except qd (model order)."""
         tau, saturated = self._limiter.clamp(ff_c + fb_c)
         if integrate:
             self._integrate(now, error, tau, saturated)
-        return Command(tau=tau, desired_q=np.array(q_d), desired_qd=np.array(qd_d),
-                       desired_qdd=np.array(qdd_d), error=error, feedforward=ff_c, feedback=fb_c,
-                       mode=self.mode, joint_names=self._joint_names, saturated=saturated,
-                       holding=holding, actual_q=self._map.take(measured[0]),
-                       actual_qd=self._map.take(measured[1]), feedback_scale=self.age_guard.scale)
+        return Command(tau=tau, desired_q=q_d, desired_qd=qd_d, desired_qdd=qdd_d, error=error,
+                       feedforward=ff_c, feedback=fb_c, mode=self.mode,
+                       joint_names=self._joint_names, saturated=saturated, holding=holding,
+                       actual_q=q_c, actual_qd=self._map.take(qd),
+                       feedback_scale=self.age_guard.scale)
 
     def _integrate(self, now, error, tau, saturated):
         """Integral of the position error with two anti-windup rules: no integration while
         saturated in the direction the error pushes, and |ki * integral| <= i_clamp."""
-        ki, i_clamp = self.gains.ki, self.gains.i_clamp
-        if not np.any(ki > 0.0) or self._last_update is None or self.age_guard.engaged:
+        if not self._integrating or self._last_update is None or self.age_guard.engaged:
             return
+        ki, i_clamp = self.gains.ki, self.gains.i_clamp
         dt = now - self._last_update
         if not (0.0 < dt <= self.config.state_timeout):
             return  # first step, clock jump or a gap: do not integrate over it
@@ -404,4 +420,6 @@ class Controller:
 
     def _set_gain_arrays(self, gains: Gains):
         self.gains, self._model_order_gains = gains, in_model_order(gains, self._map)
+        self._acc_gains = (self._model_order_gains.kp_acc, self._model_order_gains.kd_acc)
+        self._integrating = bool(np.any(gains.ki > 0.0))
         self._integral = np.zeros(len(self._joint_names))

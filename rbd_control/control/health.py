@@ -112,9 +112,10 @@ class LoopHealth:
 
     def clamped(self, saturated, joint_names, now: float):
         """The command of this state had these joints at their effort limit."""
-        if np.any(saturated):
+        saturated = np.asarray(saturated, bool)
+        if saturated.any():
             self.clamped_commands += 1
-            for name in np.asarray(joint_names)[np.asarray(saturated, bool)]:
+            for name in np.asarray(joint_names)[saturated]:
                 self._clamped_at[str(name)] = now
 
     # --- reporting (about once a second) ------------------------------------------------

@@ -43,27 +43,33 @@ def gravity_compensation(model, q, qd, damping=None):
     return feedforward, -np.asarray(damping, dtype=float) * np.asarray(qd, dtype=float)
 
 
-def feedforward_pd(model, q, qd, q_d, qd_d, qdd_d, kp, kd, *, continuous=None, i_term=None):
+def feedforward_pd(model, q, qd, q_d, qd_d, qdd_d, kp, kd, *, continuous=None, i_term=None,
+                   error=None):
     """Inverse dynamics of the desired motion at the measured pose plus joint PD (+ integral).
 
     The model term uses the measured q (so gravity is right where the arm actually is) and
     the desired velocity/acceleration (so noise in qd does not enter the feedforward).
+    error: position_error(q_d, q, continuous), when the caller has computed it already.
     """
     feedforward = rnea(model, q, qd_d, qdd_d)
-    error = position_error(q_d, q, continuous)
+    if error is None:
+        error = position_error(q_d, q, continuous)
     feedback = kp * error + kd * (np.asarray(qd_d) - np.asarray(qd))
     if i_term is not None:
         feedback = feedback + i_term
     return feedforward, feedback
 
 
-def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp_acc, kd_acc, *, continuous=None, acc_i=None):
+def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp_acc, kd_acc, *, continuous=None, acc_i=None,
+                    error=None):
     """Feedback-linearising law: every joint sees e'' + Kd' e' + Kp' e = 0 on an exact model.
 
     Two RNEA calls: one for the feedforward part (reported separately for diagnostics) and
     one for the total; their difference is H(q) times the feedback acceleration.
+    error: position_error(q_d, q, continuous), when the caller has computed it already.
     """
-    error = position_error(q_d, q, continuous)
+    if error is None:
+        error = position_error(q_d, q, continuous)
     feedback_acc = kp_acc * error + kd_acc * (np.asarray(qd_d) - np.asarray(qd))
     if acc_i is not None:
         feedback_acc = feedback_acc + acc_i

@@ -85,9 +85,14 @@ class PiecewisePolynomial:
         self.final_velocities = zeros if final_velocities is None else np.asarray(final_velocities, dtype=float)
         self.final_accelerations = (zeros.copy() if final_accelerations is None
                                     else np.asarray(final_accelerations, dtype=float))
-        # (m, 6, n) copy so sampling is one small matrix product per call
-        self._coef_by_power = np.ascontiguousarray(self.coef.transpose(0, 2, 1))
+        # (m, 6, 2n): positions' coefficients by power, then effort's [value, slope, 0, ...],
+        # so sampling is one small matrix product per call
+        m, n = self.coef.shape[:2]
+        self._coef_by_power = np.zeros((m, 6, 2 * n))
+        self._coef_by_power[:, :, :n] = self.coef.transpose(0, 2, 1)
+        self._coef_by_power[:, :2, n:] = self.effort_coef.transpose(0, 2, 1)
         self._basis = np.zeros((3, 6))
+        self._basis_flat = self._basis.reshape(-1)   # a view: one assignment fills the basis
 
     @classmethod
     def hold(cls, positions, time=0.0, effort=None):
@@ -106,7 +111,7 @@ class PiecewisePolynomial:
 
     def sample(self, t, q_out, qd_out, qdd_out, effort_out):
         """Write position, velocity, acceleration and effort at time t into the *_out arrays."""
-        segment = int(np.searchsorted(self.knots, t, side="right")) - 1
+        segment = int(self.knots.searchsorted(t, side="right")) - 1
         if segment >= self.coef.shape[0] or self.is_hold:  # past the end, or a pure hold
             # (a hold is a hold at any time, also before its knot if the clock went back)
             q_out[:] = self.final_positions
@@ -117,14 +122,14 @@ class PiecewisePolynomial:
         segment = max(segment, 0)
         s = max(t - self.knots[segment], 0.0)
         s2, s3 = s * s, s * s * s
-        basis = self._basis  # rows: d^0, d^1, d^2 of [1, s, s^2, s^3, s^4, s^5]
-        basis[0] = (1.0, s, s2, s3, s3 * s, s3 * s2)
-        basis[1] = (0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s3, 5.0 * s3 * s)
-        basis[2] = (0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s3)
-        values = basis @ self._coef_by_power[segment]
-        q_out[:] = values[0]
-        qd_out[:] = values[1]
-        qdd_out[:] = values[2]
-        e = self.effort_coef[segment]
-        effort_out[:] = e[:, 0] + e[:, 1] * s
+        # rows: d^0, d^1, d^2 of [1, s, s^2, s^3, s^4, s^5]
+        self._basis_flat[:] = (1.0, s, s2, s3, s3 * s, s3 * s2,
+                               0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s3, 5.0 * s3 * s,
+                               0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s3)
+        values = self._basis @ self._coef_by_power[segment]
+        n = q_out.shape[0]
+        q_out[:] = values[0, :n]
+        qd_out[:] = values[1, :n]
+        qdd_out[:] = values[2, :n]
+        effort_out[:] = values[0, n:]   # value + slope * s
 

@@ -9,7 +9,7 @@ Nothing here knows about control laws; the controller composes them so that
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -59,8 +59,7 @@ class StateMapper:
         self._fill = np.zeros(n) if fill is None else np.asarray(fill, dtype=float)
         self._warnings = warnings
         self._cached_names: Optional[tuple] = None
-        self._cached_take: Optional[np.ndarray] = None
-        self._cached_missing: Optional[np.ndarray] = None
+        self._cached_take: Optional[_Gather] = None
 
     def map(self, names, q, qd):
         """Return (q, qd) as float arrays in model order, or raise StateError."""
@@ -74,24 +73,28 @@ class StateMapper:
             raise StateError(f"{len(names)} joint names but {q.size} positions")
         if qd.size != len(names):
             raise StateError(f"{len(names)} joint names but {qd.size} velocities")
-        take, missing = self._take_index(names)
-        # index len(names) reads the appended 0; missing joints then get their fill value
-        q_model = np.append(q, 0.0)[take]
-        qd_model = np.append(qd, 0.0)[take]
-        q_model[missing] = self._fill[missing]
+        take = self._take_for(names)
+        # the scratch holds the state and, at index len(names), a 0 that missing joints read
+        scratch = take.scratch
+        scratch[:-1] = q
+        q_model = scratch[take.index]
+        scratch[:-1] = qd
+        qd_model = scratch[take.index]
+        if take.missing.size:
+            q_model[take.missing] = self._fill[take.missing]
         _check_finite(q_model, qd_model, self.joint_names)
-        lacking = missing[self._commanded[missing]]
-        if lacking.size:
+        if take.lacking.size:
             raise MissingJointsError(
-                f"state is missing joints {brief(self.joint_names[i] for i in lacking)}",
-                q_model, qd_model, lacking)
+                f"state is missing joints {brief(self.joint_names[i] for i in take.lacking)}",
+                q_model, qd_model, take.lacking)
         return q_model, qd_model
 
-    def _take_index(self, names):
+    def _take_for(self, names):
+        """The gather of the last names tuple seen, rebuilt when the names differ."""
         if names != self._cached_names:
-            self._cached_take, self._cached_missing = self._build_take(names)
+            self._cached_take = self._build_take(names)
             self._cached_names = names
-        return self._cached_take, self._cached_missing
+        return self._cached_take
 
     def _build_take(self, names):
         where = {name: i for i, name in enumerate(names)}
@@ -108,7 +111,16 @@ class StateMapper:
                 self._warnings.once(f"filled:{self.joint_names[i]}",
                                     f"joint states lack {self.joint_names[i]} (not commanded); "
                                     f"using {self._fill[i]:g} rad or m for it, velocity 0")
-        return take, missing
+        return _Gather(take, missing, missing[self._commanded[missing]], np.zeros(len(names) + 1))
+
+
+class _Gather(NamedTuple):
+    """How one names tuple maps onto model order (StateMapper's cache)."""
+
+    index: np.ndarray      # model joint i reads state entry index[i]; len(names): missing
+    missing: np.ndarray    # model joints the state lacks
+    lacking: np.ndarray    # of those, the commanded ones (the state is then refused)
+    scratch: np.ndarray    # len(names) + 1 floats, the last one always 0
 
 
 def _as_vector(values, what):
@@ -120,6 +132,9 @@ def _as_vector(values, what):
 
 
 def _check_finite(q, qd, joint_names):
+    # one comparison per vector in the common case; NaN fails <= as well
+    if (np.abs(q) <= MAX_PLAUSIBLE_POSITION).all() and (np.abs(qd) <= MAX_PLAUSIBLE_VELOCITY).all():
+        return
     for values, what, bound in ((q, "position", MAX_PLAUSIBLE_POSITION),
                                 (qd, "velocity", MAX_PLAUSIBLE_VELOCITY)):
         bad = ~(np.abs(values) <= bound)  # also catches NaN
@@ -149,12 +164,15 @@ class EffortLimiter:
 
     def __init__(self, effort_limit, effort_scale: float):
         self.limit = np.asarray(effort_limit, dtype=float) * effort_scale
+        self._lower = -self.limit
 
     def clamp(self, tau):
         """Return (clamped torque, mask of saturated joints). Raises StateError on NaN/inf."""
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             raise StateError("the control law produced a non-finite torque for this state")
-        clamped = np.clip(tau, -self.limit, self.limit)
+        # np.clip(tau, -limit, limit) without its Python wrapper
+        clamped = np.maximum(tau, self._lower)
+        np.minimum(clamped, self.limit, out=clamped)
         return clamped, np.abs(tau) >= self.limit
 
 

@@ -117,6 +117,8 @@ class TrajectoryPlan:
         self.n = n_joints
         # (polynomial, joint indices, scratch rows for its samples) per layer
         self._layers: list[tuple[PiecewisePolynomial, np.ndarray, np.ndarray]] = []
+        self._end_time = -math.inf
+        self._whole = None   # the layer's polynomial when one layer drives every joint
         self.generation = next(_GENERATIONS)  # changes with every new motion (hold / replace)
         self._q = np.zeros(n_joints)
         self._qd = np.zeros(n_joints)
@@ -130,22 +132,31 @@ class TrajectoryPlan:
     @property
     def end_time(self) -> float:
         """When the last layer reaches its final point (-inf for a pure hold)."""
-        ends = [p.end_time for p, _, _ in self._layers if not p.is_hold]
-        return max(ends) if ends else -math.inf
+        return self._end_time
 
     def finished(self, now: float) -> bool:
         """Every layer is at its final point (always, for a pure hold)."""
-        return now >= self.end_time
+        return now >= self._end_time
 
     def hold(self, positions, time=0.0):
         """Hold all joints at `positions` (a new plan)."""
-        self._layers = [_layer(PiecewisePolynomial.hold(positions, time), np.arange(self.n))]
-        self.generation = next(_GENERATIONS)
+        self._set_layers([_layer(PiecewisePolynomial.hold(positions, time), np.arange(self.n))])
 
     def shift_time(self, delta: float):
         """Move every layer by `delta` seconds: the clock restarted, the motion goes on."""
         for piece, _, _ in self._layers:
             piece.knots = piece.knots + delta
+        self._set_layers(self._layers, new_motion=False)
+
+    def _set_layers(self, layers, new_motion=True):
+        self._layers = layers
+        ends = [p.end_time for p, _, _ in layers if not p.is_hold]
+        self._end_time = max(ends) if ends else -math.inf
+        # one layer over every joint in order samples straight into the plan's vectors
+        whole = len(layers) == 1 and np.array_equal(layers[0][1], np.arange(self.n))
+        self._whole = layers[0][0] if whole else None
+        if new_motion:
+            self.generation = next(_GENERATIONS)
 
     def replace(self, piece: PiecewisePolynomial, index: np.ndarray):
         """Let `piece` drive the joints `index`; other joints keep their current layers."""
@@ -159,8 +170,7 @@ class TrajectoryPlan:
             elif np.any(keep):
                 kept.append(_layer(_select_joints(old, keep), old_index[keep]))
         kept.append(_layer(piece, np.asarray(index, dtype=int)))
-        self._layers = kept
-        self.generation = next(_GENERATIONS)
+        self._set_layers(kept)
 
     def blend_in(self, checked: ValidatedTrajectory, now: float, continuous=None):
         """Let a checked trajectory drive its joints from `now` on, blended in from this plan's
@@ -171,6 +181,9 @@ class TrajectoryPlan:
 
     def sample(self, t):
         """Return (q, qd, qdd, effort) views valid until the next call."""
+        if self._whole is not None:
+            self._whole.sample(t, self._q, self._qd, self._qdd, self._effort)
+            return self._q, self._qd, self._qdd, self._effort
         for piece, index, (q, qd, qdd, eff) in self._layers:
             piece.sample(t, q, qd, qdd, eff)
             self._q[index] = q

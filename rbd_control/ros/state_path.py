@@ -73,7 +73,8 @@ class StatePath:
         names, q, qd = joint_state_arrays(msg)
         header_stamp = msg.header.stamp
         stamp = seconds(header_stamp)
-        node_now = self._clock.now().nanoseconds * 1e-9
+        # Clock.now() without building a Time per state
+        node_now = self._clock.handle.get_now().nanoseconds * 1e-9
         now = stamp or node_now                            # an unstamped state: the node clock
         age = state_age(node_now, stamp, time.time(), published)
         if age is None and (stamp or published):
@@ -123,12 +124,13 @@ class StatePath:
         """Publish command.tau unless it is unfit to reach a motor. True when published."""
         tau = np.asarray(command.tau, dtype=np.float64)
         limit = self.node._controller.effort_limit
-        if tau.shape != limit.shape or not np.isfinite(tau).all():
-            self._logger.error(
-                f'controller produced an unusable effort {tau!r}; nothing published',
-                throttle_duration_sec=WARN_PERIOD_S)
-            return False
-        if (np.abs(tau) > limit).any():
+        # one comparison in the common case (NaN fails <= too); the reason only when it fails
+        if tau.shape != limit.shape or not (np.abs(tau) <= limit).all():
+            if tau.shape != limit.shape or not np.isfinite(tau).all():
+                self._logger.error(
+                    f'controller produced an unusable effort {tau!r}; nothing published',
+                    throttle_duration_sec=WARN_PERIOD_S)
+                return False
             # The core clamps; this is the last line of defence, so shout if it fires.
             self.warn(f'effort {tau} beyond the URDF limits {limit}; clamped')
             tau = np.clip(tau, -limit, limit)
