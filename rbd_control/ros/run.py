@@ -16,8 +16,11 @@ import sys
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 from rbd_control.ros.parameters import ConfigurationError
+
+RCLError = _rclpy.RCLError
 
 EXECUTORS = ('state_thread', 'single_threaded', 'events')
 DEFAULT_EXECUTOR = 'state_thread'
@@ -52,6 +55,12 @@ def spin_node(program, make_node, args=None, on_created=None):
                 executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except RCLError:
+            # Ctrl-C shuts the context down from rclpy's signal handler; an executor caught
+            # building its wait set in that instant raises RCLError ("context is not valid")
+            # instead of ExternalShutdownException: still a clean exit
+            if rclpy.ok(context=node.context):
+                raise
     return 0
 
 
