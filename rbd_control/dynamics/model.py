@@ -175,8 +175,4 @@ class Data:
             np.count_nonzero(axes, axis=1) == 1, np.argmax(np.abs(axes), axis=1), -1)
         self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
-        self.no_fext = NO_FEXT
-        # Every kernel ends with md (checks.MODEL_ARGS gives its numba type). kernel_args is
-        # the same as a tuple, for callers that pass `*data.kernel_args`; passing data.md
-        # itself saves the tuple unpacking (~50 ns a call).
-        self.kernel_args = (self.md,)
+        # Every kernel ends with md (checks.MODEL_ARGS gives its numba type).
