@@ -363,13 +363,12 @@ class Controller:
         saturated in the direction the error pushes, and |ki * integral| <= i_clamp."""
         if not self._integrating or self._last_update is None or self.age_guard.engaged:
             return
-        ki, i_clamp = self.gains.ki, self.gains.i_clamp
         dt = now - self._last_update
         if not (0.0 < dt <= self.config.state_timeout):
             return  # first step, clock jump or a gap: do not integrate over it
         pushing_into_limit = saturated & (np.sign(error) == np.sign(tau))
         self._integral += np.where(pushing_into_limit, 0.0, error * dt)
-        bound = np.where(ki > 0.0, i_clamp / np.maximum(ki, 1e-300), 0.0)
+        bound = self._integral_bound
         np.clip(self._integral, -bound, bound, out=self._integral)
 
     def _trip(self):
@@ -422,4 +421,9 @@ class Controller:
         self.gains, self._model_order_gains = gains, in_model_order(gains, self._map)
         self._acc_gains = (self._model_order_gains.kp_acc, self._model_order_gains.kd_acc)
         self._integrating = bool(np.any(gains.ki > 0.0))
+        # |ki * integral| <= i_clamp as a bound on the integral itself (0 where ki = 0; a
+        # vanishing ki leaves the integral unbounded: inf)
+        with np.errstate(over="ignore"):
+            self._integral_bound = np.where(gains.ki > 0.0,
+                                            gains.i_clamp / np.maximum(gains.ki, 1e-300), 0.0)
         self._integral = np.zeros(len(self._joint_names))
