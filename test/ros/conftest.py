@@ -137,7 +137,8 @@ class NodeProcess:
         return self.process.poll() is None
 
     def log(self):
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return Path(self.log_path).read_text()
 
     def wait_for_log(self, text, timeout):

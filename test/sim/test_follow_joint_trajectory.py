@@ -220,7 +220,7 @@ def test_cancel_holds_the_arm_where_it_is(rig):
     cancel = handle.cancel_goal_async()
     rig.wait(cancel.done, "the cancel response")
     response = rig.result(handle)
-    assert response.status == GoalStatus.STATUS_CANCELED
+    assert response.status == GoalStatus.STATUS_CANCELED, rig.logs()
     canceled_at, q_canceled = rig.sim_time(), rig.q()
     moved = np.abs(q_canceled - HOME)
     assert moved.max() > 0.05, "cancel came before the motion started"
@@ -238,7 +238,7 @@ def test_a_new_goal_or_topic_trajectory_preempts_the_running_goal(rig):
     rig.wait_sim_time(rig.sim_time() + 0.5)
     second = rig.send(goal_to(ARM_JOINTS, [(1.5, offset(np.multiply(MOVE, -0.5)))]))
     response = rig.result(first)
-    assert response.status == GoalStatus.STATUS_CANCELED
+    assert response.status == GoalStatus.STATUS_CANCELED, rig.logs()
     assert response.result.error_code == Result.INVALID_GOAL
     assert response.result.error_string == "Current goal cancelled due to new incoming action."
     response = rig.result(second)
@@ -250,6 +250,6 @@ def test_a_new_goal_or_topic_trajectory_preempts_the_running_goal(rig):
     topic = goal_to(ARM_JOINTS, [(1.0, offset(np.zeros(6)))]).trajectory
     rig.trajectory_pub.publish(topic)
     response = rig.result(third)
-    assert response.status == GoalStatus.STATUS_CANCELED
+    assert response.status == GoalStatus.STATUS_CANCELED, rig.logs()
     assert response.result.error_code == Result.INVALID_GOAL
     assert "joint_trajectory" in response.result.error_string

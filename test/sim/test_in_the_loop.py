@@ -256,7 +256,7 @@ def test_controller_recovers_when_the_simulator_restarts(ros_node, spawn_node):
         controller_parameters(urdf, ARM_JOINTS, "feedforward_pd", use_sim_time=False),
     )
     wait_for_commands(ros_node, answered, 300, [first, controller])
-    assert first.stop() == 0
+    assert first.stop() == 0, first.log()[-4000:]
 
     ros_node.spin_for(0.5)
     del answered[:], commands[:]

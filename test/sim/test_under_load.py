@@ -70,7 +70,7 @@ def test_real_time_loop_holds_the_arm_under_load_and_across_a_simulator_restart(
     first_drift = check_held(states, commands, home, limit, "first simulator")
     held = positions(states[-1], ARM_JOINTS)
 
-    assert first.stop() == 0
+    assert first.stop() == 0, first.log()[-4000:]
     ros_node.spin_for(1.0)              # the controller's watchdog holds meanwhile
     second = spawn_node(SIM, sim_parameters(urdf, ARM_JOINTS, held + OFFSET, lockstep=False),
                         node_name=SIM_NODE)
