@@ -100,7 +100,7 @@ class ControllerNode(Node):
         self._corrections = ModelCorrections(self, self._value)   # friction.*, payload.*
         # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
         self._action = trajectory_action.attach(
-            self, lambda: self._controller, self._control_time, self._value)
+            self, lambda: self._controller, self._control_time, self._value, self._lock)
         self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
 
         self._parameter_sets = ParameterCallbacks(self)   # runtime sets; gains shown as parameters

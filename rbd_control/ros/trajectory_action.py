@@ -52,18 +52,19 @@ PREEMPTED = 'Current goal cancelled due to new incoming action.'
 PREEMPTED_BY_TOPIC = 'Current goal cancelled due to a new trajectory on ~/joint_trajectory.'
 
 
-def attach(node, controller: Callable, control_time: Callable, parameter: Callable):
+def attach(node, controller: Callable, control_time: Callable, parameter: Callable, lock):
     """The action and state publisher on `node`, or None (one log line) without control_msgs.
 
     controller(): the node's current Controller or None; control_time(): the node's control
     time in seconds; parameter(name): a parameter's current value (action_monitor_rate,
-    state_publish_rate, constraints.*: entries of the node's parameter table)."""
+    state_publish_rate, constraints.*: entries of the node's parameter table); lock: the
+    node's controller lock, held by the state thread while it calls on_command."""
     if FollowJointTrajectory is None:
         node.get_logger().info(
             f'~/follow_joint_trajectory and ~/controller_state are off: control_msgs is not '
             f'importable ({MISSING}); scripts/build_interfaces.sh builds it into a pip venv')
         return None
-    return TrajectoryAction(node, controller, control_time, parameter)
+    return TrajectoryAction(node, controller, control_time, parameter, lock)
 
 
 @dataclass
@@ -80,8 +81,13 @@ class _Goal:
 
 class TrajectoryAction:
 
-    def __init__(self, node, controller, control_time, parameter):
+    def __init__(self, node, controller, control_time, parameter, lock):
         self._node = node
+        # The goal callbacks run on the executor thread, on_command on the state thread: a
+        # goal's trajectory and the preemption of the goal before it must change together,
+        # or the state thread sees the old goal under a new trajectory and aborts it as
+        # dropped instead of canceled
+        self._lock = lock
         self._controller = controller
         self._now = control_time
         self._parameter = parameter
@@ -104,6 +110,12 @@ class TrajectoryAction:
     # ---------------------------------------------------------------- goals
 
     async def _execute(self, handle):
+        with self._lock:
+            done = self._start(handle)
+        return await done
+
+    def _start(self, handle):
+        """Validate and run a goal, preempting the running one: a future of its result."""
         request = handle.request
         controller = self._controller()
         now = self._now()
@@ -125,7 +137,7 @@ class TrajectoryAction:
         end_time = controller.trajectory_end_time
         self._goal = _Goal(handle, done, tolerances, now if end_time is None else end_time,
                            tuple(controller.joint_names), controller.trajectory_generation)
-        return await done
+        return done
 
     def _tolerances(self, request, joints):
         """The goal's tolerances over the constraints.* parameters' (read now, as JTC does)."""
@@ -149,13 +161,16 @@ class TrajectoryAction:
                 Result.INVALID_GOAL)
         self._node.get_logger().warning(f'action goal refused: {error}')
         handle.abort()
-        return Result(error_code=code, error_string=str(error))
+        refused = Future()
+        refused.set_result(Result(error_code=code, error_string=str(error)))
+        return refused
 
     def _on_cancel(self, handle):
         self._node.get_logger().info('Got request to cancel goal')
-        goal = self._goal
-        if goal is not None and goal.handle == handle:
-            self._hold()
+        with self._lock:
+            goal = self._goal
+            if goal is not None and goal.handle == handle:
+                self._hold()
         return CancelResponse.ACCEPT
 
     def on_topic_trajectory(self):
@@ -224,8 +239,9 @@ class TrajectoryAction:
             self._finish(goal, code, verdict.message, status='abort')
 
     def _on_monitor(self):
-        if self._goal is not None:
-            self._ended_without_states(self._goal)
+        with self._lock:
+            if self._goal is not None:
+                self._ended_without_states(self._goal)
 
     def _ended_without_states(self, goal):
         """Finish a goal that was canceled or whose trajectory the controller dropped; True
