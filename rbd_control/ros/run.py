@@ -12,24 +12,39 @@ The executor that runs a node's callbacks is chosen with `--executor KIND` befor
                      taking a MessageInfo (StateLoop.without_info).
 """
 import contextlib
+import signal
 import sys
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 from rbd_control.ros.parameters import ConfigurationError
 
-RCLError = _rclpy.RCLError
 
 EXECUTORS = ('state_thread', 'single_threaded', 'events')
 DEFAULT_EXECUTOR = 'state_thread'
+
+
+class _Interrupt:
+    """Ctrl-C without KeyboardInterrupt: rclpy's own signal handler shuts the context down
+    (spin then ends) and chains to this one, which only records it. Python's default
+    handler raises KeyboardInterrupt wherever the main thread is, including inside rclpy's
+    C++ message conversion, which then surfaces as a RuntimeError ("Unable to convert call
+    argument '0' to Python object") out of executor.spin, an exit status of 1."""
+
+    def __init__(self):
+        self.seen = False
+
+    def __call__(self, signum, frame):
+        self.seen = True
 
 
 def spin_node(program, make_node, args=None, on_created=None):
     """Run one node until Ctrl-C or shutdown; exit status 1 when a start-up parameter is
     unusable (ConfigurationError, printed with `program`), else 0."""
     kind, args = executor_option(sys.argv if args is None else args)
+    interrupt = _Interrupt()
+    signal.signal(signal.SIGINT, interrupt)     # before rclpy.init, which chains to it
     rclpy.init(args=args)
     try:
         node = make_node()
@@ -55,11 +70,11 @@ def spin_node(program, make_node, args=None, on_created=None):
                 executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
-        except RCLError:
-            # Ctrl-C shuts the context down from rclpy's signal handler; an executor caught
-            # building its wait set in that instant raises RCLError ("context is not valid")
-            # instead of ExternalShutdownException: still a clean exit
-            if rclpy.ok(context=node.context):
+        except Exception:
+            # rclpy's signal handler shuts the context down while the executor may be in the
+            # middle of a wait set or a take: it then raises RCLError ("context is not
+            # valid") instead of ExternalShutdownException. After Ctrl-C, a clean exit.
+            if not interrupt.seen and rclpy.ok(context=node.context):
                 raise
     return 0
 
