@@ -19,7 +19,7 @@ from .gains import default_gains
 from .joint_map import JointMap
 from .model_corrections import friction_compensation
 
-__all__ = ["plan_model"]
+__all__ = ["plan_model", "plan_gains"]
 
 
 def plan_model(model, config, warnings) -> ModelPlan:
@@ -31,6 +31,18 @@ def plan_model(model, config, warnings) -> ModelPlan:
     except KeyError as exc:
         raise ConfigError(exc.args[0]) from None
     effort_limit = _effort_limits(model, joint_map, config)
+    gains = plan_gains(model, joint_map, effort_limit, config)
+    damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
+    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia)
+    return ModelPlan(model, joint_map, effort_limit, gains, damping,
+                     _fixed_positions(model, config, warnings),
+                     friction_compensation(model, config.friction, config.friction_epsilon),
+                     cartesian=law)
+
+
+def plan_gains(model, joint_map, effort_limit, config):
+    """The model's default gains (gains.py: the bandwidth rule on its inertia) for the joints
+    of joint_map, with the config's overrides on top."""
     try:
         base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=config.bandwidth_hz,
                              damping_ratio=config.damping_ratio)
@@ -38,13 +50,7 @@ def plan_model(model, config, warnings) -> ModelPlan:
         raise
     except RbdError as exc:  # the dynamics refused the model's reference poses
         raise ConfigError(f"default gains: {exc}") from exc
-    gains = with_config(base, joints, config)
-    damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
-    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia)
-    return ModelPlan(model, joint_map, effort_limit, gains, damping,
-                     _fixed_positions(model, config, warnings),
-                     friction_compensation(model, config.friction, config.friction_epsilon),
-                     cartesian=law)
+    return with_config(base, joint_map.names, config)
 
 
 def _fixed_positions(model, config, warnings):

@@ -97,7 +97,9 @@ class ControllerNode(Node):
         self._health = self._loop_health()
 
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
-        self._corrections = ModelCorrections(self, self._value)   # friction.*, payload.*
+        # friction.*, payload.*, ~/payload; a payload moves the default gains shown
+        self._corrections = ModelCorrections(
+            self, self._value, self._lock, lambda: self._parameter_sets.show_derived_gains())
         # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
         self._action = trajectory_action.attach(
             self, lambda: self._controller, self._control_time, self._value, self._lock)

@@ -28,9 +28,11 @@ def inertia_matrix(values):
 
 class ModelCorrections:
 
-    def __init__(self, node, value):
+    def __init__(self, node, value, lock, payload_changed):
         self._node = node
         self._value = value                    # parameter name -> value (None when unset)
+        self._lock = lock                      # the node's controller lock
+        self._payload_changed = payload_changed   # after ~/payload: show the new gains
         node.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10)
         self.controller = None
 
@@ -61,8 +63,12 @@ class ModelCorrections:
             return
         i = msg.inertia
         inertia = inertia_matrix([i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz])
-        if self._try('~/payload', lambda: self.controller.set_payload(
-                msg.header.frame_id, i.m, [i.com.x, i.com.y, i.com.z], inertia)):
+        with self._lock:     # the state thread must not see a half-changed model or gains
+            carried = self._try('~/payload', lambda: self.controller.set_payload(
+                msg.header.frame_id, i.m, [i.com.x, i.com.y, i.com.z], inertia))
+            if carried:
+                self._payload_changed()
+        if carried:
             self._node.get_logger().info(
                 f'payload {i.m:.4g} kg on {msg.header.frame_id!r} from ~/payload')
 

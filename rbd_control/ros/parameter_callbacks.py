@@ -90,6 +90,8 @@ class ParameterCallbacks:
         names = [p.name for p in parameters]
         if node._controller is not None and node._corrections.concerns(names):
             node._corrections.apply(node._controller, names)
+            if any(name.startswith('payload.') for name in names):
+                self.show_derived_gains()     # a payload moves the default gains
 
     def gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
@@ -102,8 +104,9 @@ class ParameterCallbacks:
         return out
 
     def show_gains(self):
-        """Declare the gains of new joints (applying values YAML/launch gave them) and show
-        the model-derived defaults the core chose as parameter values, in one set."""
+        """Declare the gains of new joints (applying values YAML/launch gave them), give the
+        controller the friction and payload, and show the model-derived defaults the core
+        chose (payload included) as parameter values."""
         node = self.node
         joints = node._controller.joint_names
         try:
@@ -111,10 +114,19 @@ class ParameterCallbacks:
         except ConfigurationError as error:
             node.get_logger().error(f'gain parameter refused: {error}')
             return
-        given = self.gain_values(joints, set(declared))
+        # (a value shown during the declarations is the core's, not given)
+        given = self.gain_values(joints, set(declared) - self._filled)
         if any(given.values()):
             node._controller.set_gains(**given)
+        node._corrections.apply(node._controller)
+        self.show_derived_gains()
+
+    def show_derived_gains(self):
+        """Show the gains the core derived (no value given, or one shown before) as the
+        gains.<joint>.* parameters' values, in one set."""
+        node = self.node
         fill = []
+        joints = node._controller.joint_names
         for field, core in GAIN_FIELDS.items():
             for joint, gain in zip(joints, getattr(node._controller.gains, core)):
                 name = gain_name(joint, field)
@@ -126,4 +138,3 @@ class ParameterCallbacks:
             node.set_parameters(fill)
         finally:
             self._filling = False
-        node._corrections.apply(node._controller)

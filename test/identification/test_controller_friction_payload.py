@@ -55,16 +55,15 @@ def test_bad_friction_is_refused_with_the_reason(arm, friction, reason):
         Controller(arm, ControllerConfig(friction=friction))
 
 
-def test_set_payload_changes_the_model_and_keeps_gains_and_trajectory(arm):
+def test_set_payload_changes_the_model_and_keeps_the_trajectory(arm):
     names = arm.joint_names
     controller = Controller(arm, ControllerConfig(**WAIT))
     before = moving(controller, names)
-    gains = controller.gains
     controller.set_payload("tool0", 1.5, [0.0, 0.0, 0.05], [1e-3, 1e-3, 1e-3])
     loaded = with_payload(arm, "tool0", 1.5, [0.0, 0.0, 0.05], [1e-3, 1e-3, 1e-3])
     np.testing.assert_array_equal(controller.model.inertial_parameters(),
                                   loaded.inertial_parameters())
-    assert controller.gains is gains and controller.trajectory_end_time == 2.0
+    assert controller.trajectory_end_time == 2.0
     after = controller.update(0.5, names, Q0, np.zeros(6))
     np.testing.assert_array_equal(after.desired_q, before.desired_q)
     assert np.abs(after.feedforward - before.feedforward).max() > 1.0
@@ -80,3 +79,24 @@ def test_set_payload_changes_the_model_and_keeps_gains_and_trajectory(arm):
         controller.set_payload("tool0", float("nan"))
     with pytest.raises(ConfigError, match="com must be 3 numbers"):
         controller.set_payload("tool0", 1.0, [0.0, 0.1])
+
+
+def test_the_default_gains_follow_the_payload_and_given_gains_stay(arm):
+    """The default gains are the bandwidth rule on the inertia carried: a controller given
+    the payload at runtime gets the gains of one built on the loaded model; gains the config
+    or set_gains gave do not move."""
+    payload = ("tool0", 1.5, [0.0, 0.0, 0.05], [1e-3, 1e-3, 1e-3])
+    loaded = Controller(with_payload(arm, *payload), ControllerConfig(**WAIT))
+    controller = Controller(arm, ControllerConfig(**WAIT, kp={"shoulder_pan": 321.0}))
+    bare = controller.gains
+    controller.set_gains(kd={"wrist_3": 0.5})
+    controller.set_payload(*payload)
+    for field in ("kp", "kd"):
+        expected = getattr(loaded.gains, field).copy()
+        expected[arm.joint_names.index("shoulder_pan" if field == "kp" else "wrist_3")] = (
+            321.0 if field == "kp" else 0.5)
+        np.testing.assert_allclose(getattr(controller.gains, field), expected, rtol=1e-12)
+    wrist = arm.joint_names.index("wrist_2")
+    assert controller.gains.kp[wrist] > 5 * bare.kp[wrist]      # the tool dominates the wrist
+    controller.set_payload("tool0", 0.0)                         # removed: back to the bare arm's
+    np.testing.assert_allclose(controller.gains.kp[wrist], bare.kp[wrist], rtol=1e-12)

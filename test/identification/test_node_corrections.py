@@ -111,6 +111,7 @@ def test_payload_from_parameters_and_topic(spawn_node, ros_node):
     expected.set_payload(PAYLOAD["link"], 3.0, PAYLOAD["com"])
     assert helpers.max_abs_difference(rig.exchange(1.1), expected.update(
         1.1, JOINTS, HOLD, np.zeros(6)).tau) <= 1e-9
+    shown_gains_are(ros_node, expected)
 
     refused = helpers.set_parameters(ros_node, NODE, {"payload.com": [0.0, 0.1]})
     assert not refused["payload.com"].successful
@@ -128,9 +129,18 @@ def test_payload_from_parameters_and_topic(spawn_node, ros_node):
     loaded = rig.exchange(1.2)
     assert helpers.max_abs_difference(loaded, expected.update(
         1.2, JOINTS, HOLD, np.zeros(6)).tau) <= 1e-9
+    shown_gains_are(ros_node, expected)
 
     msg.header.frame_id = "no_such_link"
     topic.publish(msg)
     rig.process.wait_for_log("~/payload refused", timeout=10)
     assert rig.process.alive()
     assert helpers.max_abs_difference(rig.exchange(1.3), loaded) <= 1e-9
+
+
+def shown_gains_are(ros_node, expected):
+    """The gains.<joint>.p/.d parameters show the default gains of the payload carried."""
+    names = [f"gains.{joint}.{field}" for joint in JOINTS for field in ("p", "d")]
+    shown = helpers.get_parameters(ros_node, NODE, names)
+    want = [getattr(expected.gains, core)[i] for i in range(len(JOINTS)) for core in ("kp", "kd")]
+    np.testing.assert_allclose([shown[name] for name in names], want, rtol=1e-12)
