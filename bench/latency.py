@@ -3,7 +3,7 @@
     source scripts/ros_env.sh
     python bench/latency.py [--rate 1000] [--duration 10] [--rounds 2] [--phases quiet load]
                             [--variants echo rbd rbd:single_threaded rbd:events]
-                            [--mode feedforward_pd] [--profile DIR]
+                            [--mode feedforward_pd] [--profile DIR] [--sim-time]
 
 Three processes per run, as in a real setup: the node under test; a publisher of
 sensor_msgs/JointState at --rate on an absolute schedule; this process, which takes the
@@ -26,6 +26,10 @@ law costs the same with zero gains). So each command is matched with the state i
 even when a node coalesces a backlog. Latency = receive time of the command minus send time
 of its state, both CLOCK_MONOTONIC (system-wide). CPU = the node's user+system time over the
 stream divided by its wall time (1.0 = one core).
+
+--sim-time runs rbd_controller with use_sim_time and no /clock, as a node on sim time fed by a
+driver that stamps wall time: it cannot date the states and warns on every one (the per-state
+warning path; the log line is throttled, the call is not free).
 """
 import argparse
 import os
@@ -62,6 +66,8 @@ def parse_args():
                              'compile takes ~40 s of one core); then its run counts as failed')
     parser.add_argument('--profile', metavar='DIR',
                         help='run each rbd node under cProfile, writing DIR/<variant>-<n>.prof')
+    parser.add_argument('--sim-time', action='store_true',
+                        help='run rbd_controller on sim time (its states then on another clock)')
     parser.add_argument('--publisher', metavar='TIMES_FILE', help=argparse.SUPPRESS)
     parser.add_argument('--names', nargs='*', help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -141,7 +147,7 @@ def node_command(variant, workdir, args, joints):
     params.write_text(yaml.safe_dump({'rbd_controller': {'ros__parameters': {
         'robot_description': default_arm_urdf(), 'mode': args.mode,
         'state_timeout': 10.0,        # the watchdog's safe commands must not be counted
-        **zero_gains}}}))
+        'use_sim_time': args.sim_time, **zero_gains}}}))
     return [*python, '-m', 'rbd_control.ros.controller_node', *executor_args,
             '--ros-args', '--params-file', str(params)]
 

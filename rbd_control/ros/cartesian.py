@@ -18,12 +18,12 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 
 from rbd_control.control import TrajectoryError
 from rbd_control.control.pose import quat_from_matrix, quat_multiply
+from rbd_control.control.throttle import LOG_PERIOD_S
 from rbd_control.dynamics import frame_pose
 
 # ControllerConfig field -> parameter of the same name (control/parameters.py)
 CONFIG_FIELDS = ('ee_link', 'cartesian_stiffness', 'cartesian_damping_ratio',
                  'nullspace_stiffness', 'nullspace_posture', 'max_cartesian_error')
-WARN_PERIOD_S = 2.0
 
 
 def cartesian_config(value):
@@ -108,7 +108,7 @@ class CartesianTopics:
         logger = self._node.get_logger()
         if controller is None:
             logger.warning(f'{what} refused: no robot model yet',
-                           throttle_duration_sec=WARN_PERIOD_S)
+                           throttle_duration_sec=LOG_PERIOD_S)
             return
         try:
             apply(controller, self._control_time())

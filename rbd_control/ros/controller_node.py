@@ -69,7 +69,7 @@ from rbd_control.ros import trajectory_action
 from rbd_control.ros.tuning import TuningPublisher
 from rbd_control.control.description_prepass import DescriptionPrepass
 from rbd_control.ros.guarded_inputs import GuardedInputs
-from rbd_control.ros.state_path import WARN_PERIOD_S, StatePath
+from rbd_control.ros.state_path import StatePath
 
 TABLE = CONTROLLER_PARAMETERS
 
@@ -228,12 +228,12 @@ class ControllerNode(Node):
             try:
                 command = self._controller.check_watchdog(self._control_time())
             except Exception as error:
-                self.get_logger().error(f'watchdog failed: {type(error).__name__}: {error}',
-                                        throttle_duration_sec=WARN_PERIOD_S)
+                self._states.error('watchdog_failed',
+                                   f'watchdog failed: {type(error).__name__}: {error}')
                 return
             if command is not None:
                 self._health.watchdog_tripped()
-                self._states.warn(f'no joint state for over state_timeout '
+                self._states.warn('watchdog', f'no joint state for over state_timeout '
                                   f'({self._value("state_timeout"):g} s): trajectory aborted, '
                                   f'safe action {self._value("safe_action")!r}')
                 self._states.publish(command)

@@ -15,7 +15,9 @@ Registered from ControllerNode with one line, `GuardedInputs(node)`:
                       for two watchdog periods (e.g. a parameter set of a 30 MB description).
 
 Refusals are logged through one ThrottledWarnings (the first at once, repeats as one line per
-period with a count), with the core's own repeated warnings (Controller.warnings).
+period with a count), with the core's own repeated warnings (Controller.warnings); the state
+path's repeated warnings and errors go through `warnings` and `errors` too (control/throttle.py
+says why not rclpy's throttle_duration_sec).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from rbd_control.control.model_source import ModelRefused
-from rbd_control.control.throttle import ThrottledWarnings
+from rbd_control.control.throttle import LOG_PERIOD_S, ThrottledWarnings
 from rbd_control.dynamics import RbdError
 from rbd_control.ros.conversions import trajectory_from_msg
 from rbd_control.ros.heavy_inputs import (MAX_DESCRIPTION_BYTES, MAX_TRAJECTORY_BYTES, Keepalive,
@@ -34,7 +36,6 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 __all__ = ["GuardedInputs", "TOPIC_SOURCE"]
 
 TOPIC_SOURCE = 'the robot_description topic'
-LOG_PERIOD_S = 2.0
 
 
 class GuardedInputs:
@@ -44,6 +45,7 @@ class GuardedInputs:
     def __init__(self, node):
         self.node = node
         self.warnings = ThrottledWarnings(LOG_PERIOD_S)
+        self.errors = ThrottledWarnings(LOG_PERIOD_S)
         self.notes = ThrottledWarnings(LOG_PERIOD_S)   # info: accepted goals, unchanged models
         self._work = OffThread(node)
         node.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory,
@@ -58,6 +60,8 @@ class GuardedInputs:
         logger = self.node.get_logger()
         controller = self.node._controller
         core = controller.warnings.due(now) if controller is not None else []
+        for line in self.errors.due(now):
+            logger.error(line)
         for line in self.warnings.due(now) + core:
             logger.warning(line)
         for line in self.notes.due(now):

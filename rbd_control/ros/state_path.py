@@ -22,10 +22,7 @@ from rbd_control.ros.heavy_inputs import MAX_STATE_JOINTS, too_big
 from rbd_control.ros.intake import StateLoop, state_age, take_newest
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
 
-__all__ = ['StatePath', 'WARN_PERIOD_S']
-
-# Repeated per-message warnings at 1 kHz would drown the log.
-WARN_PERIOD_S = 2.0
+__all__ = ['StatePath']
 
 
 class StatePath:
@@ -78,8 +75,8 @@ class StatePath:
         now = stamp or node_now                            # an unstamped state: the node clock
         age = state_age(node_now, stamp, time.time(), published)
         if age is None and (stamp or published):
-            self.warn(f'joint state stamped {node_now - stamp:.3g} s from this node\'s clock: '
-                      'not on the same clock; max_state_age cannot be checked')
+            self.warn('state_clock', f'joint state stamped {node_now - stamp:.3g} s from this '
+                      'node\'s clock: not on the same clock; max_state_age cannot be checked')
         guard = controller.age_guard
         tracking = controller.trajectory_end_time is not None   # before an overload aborts it
         try:
@@ -90,9 +87,8 @@ class StatePath:
             node._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}')
             return
         except Exception as error:  # a control node that dies drops the arm
-            self._logger.error(
-                f'controller failed on a joint state: {type(error).__name__}: {error}',
-                throttle_duration_sec=WARN_PERIOD_S)
+            self.error('controller_failed',
+                       f'controller failed on a joint state: {type(error).__name__}: {error}')
             return
         self.seen = True
         arrival = time.monotonic()
@@ -116,9 +112,8 @@ class StatePath:
             try:
                 node._action.on_command(now, command, stamp)
             except Exception as error:  # the action's bookkeeping must never stop the loop
-                self._logger.error(
-                    f'action server failed on a command: {type(error).__name__}: {error}',
-                    throttle_duration_sec=WARN_PERIOD_S)
+                self.error('action_failed',
+                           f'action server failed on a command: {type(error).__name__}: {error}')
 
     def publish(self, command):
         """Publish command.tau unless it is unfit to reach a motor. True when published."""
@@ -127,12 +122,11 @@ class StatePath:
         # one comparison in the common case (NaN fails <= too); the reason only when it fails
         if tau.shape != limit.shape or not (np.abs(tau) <= limit).all():
             if tau.shape != limit.shape or not np.isfinite(tau).all():
-                self._logger.error(
-                    f'controller produced an unusable effort {tau!r}; nothing published',
-                    throttle_duration_sec=WARN_PERIOD_S)
+                self.error('effort_unusable',
+                           f'controller produced an unusable effort {tau!r}; nothing published')
                 return False
             # The core clamps; this is the last line of defence, so shout if it fires.
-            self.warn(f'effort {tau} beyond the URDF limits {limit}; clamped')
+            self.warn('effort_clamped', f'effort {tau} beyond the URDF limits {limit}; clamped')
             tau = np.clip(tau, -limit, limit)
         self._msg.data = float_array(tau)
         self._publisher.publish(self._msg)
@@ -153,8 +147,13 @@ class StatePath:
         self._guard_events = (guard.events, guard.overloads)
 
     def _loop_failed(self, error):
-        self._logger.error(f'state loop: {type(error).__name__}: {error}',
-                           throttle_duration_sec=WARN_PERIOD_S)
+        self.error('state_loop', f'state loop: {type(error).__name__}: {error}')
 
-    def warn(self, text):
-        self._logger.warning(text, throttle_duration_sec=WARN_PERIOD_S)
+    def warn(self, key, text):
+        """A warning that may repeat every state: logged at once, then once per period with a
+        count (GuardedInputs.log_due); `key` names the kind."""
+        self.node._inputs.warnings.warn(key, text)
+
+    def error(self, key, text):
+        """An error that may repeat every state, throttled like warn."""
+        self.node._inputs.errors.warn(key, text)

@@ -4,6 +4,7 @@ The expected torques come from the ROS-free core (rbd_control.control.Controller
 fed the same states with the same configuration: the node must add nothing to it
 but message conversion.
 """
+import re
 import time
 from pathlib import Path
 
@@ -40,7 +41,6 @@ STREAM_SCRIPT = str(Path(__file__).with_name('publish_states.py'))
 
 def heavier_urdf():
     """The default arm with a 2 kg heavier elbow link: a different gravity torque."""
-    import re
     elbow_link = re.search(r'<joint name="elbow".*?<child link="(\w+)"', URDF, re.S).group(1)
     start = URDF.index(f'<link name="{elbow_link}"')
     mass_at = URDF.index('<mass value="', start) + len('<mass value="')
@@ -610,6 +610,39 @@ def test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coales
     print(f'{answered} of {sent} answered, {coalesced} coalesced')
     assert 'joint state ignored' not in rig.process.log()
     assert all(finite(c.data) for c in rig.commands[::97])
+
+
+def test_states_the_node_cannot_date_are_answered_and_the_warning_is_counted_not_repeated(
+        spawn_node, ros_node):
+    # A node on sim time (no /clock yet) fed states stamped with wall time: it cannot tell
+    # their age. It answers each and says so once, then once per period with a count
+    # (control/throttle.py: a throttled rclpy log call on every state would cost a fifth of a
+    # 1 kHz period).
+    rate, duration = 500, 3.0
+    rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS, max_state_age=0.5,
+                use_sim_time=True)
+    stream = spawn_node(
+        STREAM_SCRIPT, node_name='state_stream',
+        args=['--rate', str(rate), '--duration', str(duration), '--names', *ALL_JOINTS,
+              '--handshake-topic', COMMANDS, '--ready-pause', '0.5'])
+    ros_node.wait_for(lambda: not stream.alive(), duration + 60, 'the end of the stream')
+    assert f'sent {int(rate * duration)}' in stream.log(), stream.log()
+
+    def warnings():
+        return [line for line in rig.process.log().splitlines() if 'not on the same clock' in line]
+
+    def repeats():
+        return sum(int(found.group(1)) for found in
+                   (re.search(r'\(x (\d+) in the last', line) for line in warnings()) if found)
+    # the repeats of the last period are counted once it has passed (LOG_PERIOD_S = 2 s)
+    try:
+        ros_node.wait_for(lambda: repeats() >= 0.5 * rate * duration, 10, 'the repeats counted')
+    finally:
+        print('\n'.join(warnings()) or rig.process.log()[-3000:])
+    assert 'max_state_age cannot be checked' in warnings()[0], warnings()[0]
+    assert len(warnings()) <= 2 + duration / 2.0, warnings()
+    assert len(rig.commands) >= 0.5 * rate * duration
+    assert all(finite(c.data) for c in rig.commands[::37])
 
 
 def test_a_description_the_controller_cannot_use_is_refused_not_reported_as_set(
