@@ -32,17 +32,25 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 MAX_TAKEN_PER_WAKEUP = 1000
 
 
-def take_newest(subscription, msg_type, first, first_info):
+def take_newest(subscription, msg_type, first, first_info, refused):
     """(newest message, its MessageInfo, number skipped): `first` (from the executor) or a
-    newer queued one."""
-    newest, info, skipped = first, first_info, 0
+    newer queued one; (None, None, skipped) when every one was refused. refused(msg) is asked
+    of every message taken, first included, and says why itself (it logs): a refused message
+    is never the newest. Asking each one, not only the newest, makes a refusal certain: a
+    hostile state that takes milliseconds to deserialise would otherwise always have a
+    newer state queued behind it and pass uncounted."""
+    newest, info, skipped = (None, None, 0) if refused(first) else (first, first_info, 0)
     handle = subscription.handle
     for _ in range(MAX_TAKEN_PER_WAKEUP):
         with handle:
             taken = handle.take_message(msg_type, False)
         if taken is None:
             break
-        (newest, info), skipped = taken, skipped + 1
+        if refused(taken[0]):
+            continue
+        if newest is not None:
+            skipped += 1
+        newest, info = taken
     return newest, info, skipped
 
 

@@ -1,7 +1,8 @@
 """rbd_controller's state path: a joint state in, one effort command out.
 
-    intake.StateLoop (or the executor)  ->  StatePath.on_joint_state   (the newest queued state)
-      -> answer: size bound, arrays without copies, control time, age (intake.state_age)
+    intake.StateLoop (or the executor)  ->  StatePath.on_joint_state   (the newest queued state
+                                            of those within the size bound: take_newest)
+      -> answer: arrays without copies, control time, age (intake.state_age)
       -> Controller.update  ->  publish (finite, sized, within the URDF limits)
       -> the feature hooks: tuning topics, ~/current_pose, the action server, loop health
 
@@ -48,13 +49,23 @@ class StatePath:
     def on_joint_state(self, msg, info):
         node = self.node
         with node._lock:
-            newest, info, skipped = take_newest(self.loop.subscription, JointState, msg, info)
+            newest, info, skipped = take_newest(self.loop.subscription, JointState, msg, info,
+                                                self._too_big)
+            if newest is None:
+                return
             node._health.coalesced(skipped, time.monotonic())
             # On sim time only the stamps count: a lockstep simulator waits for the answer, so
             # wall-clock latency costs it nothing (intake.state_age).
             published = (0.0 if self._clock.ros_time_is_active
                          else info.get('source_timestamp', 0) * 1e-9)
             self._answer(newest, published)
+
+    def _too_big(self, msg):
+        """Refuse a state by its name count before the names are mapped (take_newest)."""
+        reason = too_big('joint state', len(msg.name), MAX_STATE_JOINTS, 'names')
+        if reason:
+            self.warn('state_size', reason)
+        return reason is not None
 
     def _answer(self, msg, published):
         """published: when the state was published (wall clock, s); 0 if unknown."""
@@ -63,10 +74,6 @@ class StatePath:
         if controller is None:
             return
         started = time.perf_counter()
-        reason = too_big('joint state', len(msg.name), MAX_STATE_JOINTS, 'names')
-        if reason:   # refused before the names are mapped
-            node._inputs.warnings.warn('state_size', reason)
-            return
         names, q, qd = joint_state_arrays(msg)
         header_stamp = msg.header.stamp
         stamp = seconds(header_stamp)

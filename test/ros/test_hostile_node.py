@@ -107,6 +107,18 @@ def padded(urdf, megabytes):
     return urdf.replace('</robot>', f'<!-- {"x" * (megabytes * 2**20)} --></robot>')
 
 
+def one_call_hold(text):
+    """Seconds rclpy takes to serialise and deserialise std_msgs/String(text), one C call each
+    (the GIL held throughout); the best of three."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        deserialize_message(serialize_message(String(data=text)), String)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 class HostileRig:
     """The node, given its first model on the robot_description topic (so that later
     descriptions on the topic are used too: a set parameter would win over the topic)."""
@@ -151,16 +163,18 @@ class HostileRig:
             return False
         self.ros.wait_for(logged, timeout, f'{text!r} in the log')
 
-    def check(self, marks=()):
-        """The plant's view: never more than 2 x state_timeout without a command."""
+    def check(self, marks=(), since=None, allowance=0.0):
+        """The plant's view: never more than 2 x state_timeout (+ allowance) without a command,
+        from `since` (wall time; default: the plant's start)."""
+        since = self.since if since is None else since
         self.commands.drain()
         assert self.process.alive(), self.process.log()
         efforts = np.array(self.commands.efforts)
         assert np.all(np.isfinite(efforts))
         assert np.all(np.abs(efforts) <= LIMITS + 1e-9)
-        gap, began = self.commands.longest_gap(self.since)
+        gap, began = self.commands.longest_gap(since)
         steps = ', '.join(f'{name} at {t - self.since:.2f} s' for name, t in marks)
-        assert gap <= 2 * STATE_TIMEOUT, (
+        assert gap <= 2 * STATE_TIMEOUT + allowance, (
             f'{gap:.3f} s without a command from {began - self.since:.2f} s ({steps}):\n'
             f'{self.process.log()[-3000:]}')
         return gap
@@ -185,6 +199,7 @@ def test_hostile_messages_parameters_and_descriptions_never_stop_the_commands(
     oversized_goal = trajectory_msg(MAX_TRAJECTORY_BYTES // 100 + 1000)
     bad_goal = trajectory_msg(3, joints=JOINTS[:5] + ['no_such_joint'])
     big_description, bigger_description = padded(URDF, 30), padded(URDF, 31)
+    hold = one_call_hold(bigger_description)
 
     rig = HostileRig(spawn_node, ros_node)
     rig.start_plant(spawn_node, 90)
@@ -217,11 +232,19 @@ def test_hostile_messages_parameters_and_descriptions_never_stop_the_commands(
     rig.descriptions.publish(String(data=big_description))
     rig.ros.wait_for(lambda: rig.process.log().count("model 'rbd_arm' from the robot_description "
                                                      "topic") == 2, 60, 'the 30 MB model')
+    gap = rig.check(MARKS)
+    print(f'longest gap between commands: {gap * 1e3:.1f} ms')
+
+    # A set parameter arrives as one service request, which rclpy deserialises (and
+    # republishes on /parameter_events) in single C calls that hold the GIL: every thread of
+    # the node waits that long whatever it does (README: large descriptions are best sent on
+    # the topic). So this step's bound adds that hold, measured on this machine.
     mark('31 MB as parameter')
     assert set_parameter(rig.ros, 'robot_description', bigger_description).successful
     rig.ros.spin_for(1.0)
-    gap = rig.check(MARKS)
-    print(f'longest gap between commands: {gap * 1e3:.1f} ms')
+    gap = rig.check(MARKS, since=MARKS[-1][1], allowance=2 * hold)
+    print(f'longest gap after the 31 MB parameter: {gap * 1e3:.1f} ms '
+          f'(rclpy holds the GIL {hold * 1e3:.0f} ms to serialise and deserialise it once)')
 
 
 # Mutated descriptions into the running node (load_urdf itself is fuzzed in test/dynamics):
