@@ -146,9 +146,14 @@ class StatePath:
                 f'{guard.max_state_age * 1e3:g} ms)')
         fresh = f'until states are fresh for {guard.recovery_time:g} s'
         if guard.overloads != self._guard_events[1]:
-            log = self._logger.warning if tracking else self._logger.info
-            log(f'{late}: states late for {guard.overload_time:g} s, '
-                f'{"trajectory aborted, " if tracking else ""}holding with softened gains {fresh}')
+            overload = f'states late for {guard.overload_time:g} s'
+            # two call sites: rclpy raises "Logger severity cannot be changed between calls"
+            # when one line logs at two severities
+            if tracking:
+                self._logger.warning(f'{late}: {overload}, trajectory aborted, '
+                                     f'holding with softened gains {fresh}')
+            else:
+                self._logger.info(f'{late}: {overload}, holding with softened gains {fresh}')
         else:
             self._logger.info(f'{late}: feedback softened {fresh}')
         self._guard_events = (guard.events, guard.overloads)
