@@ -238,7 +238,8 @@ def test_hostile_messages_parameters_and_descriptions_never_stop_the_commands(
     # A set parameter arrives as one service request, which rclpy deserialises (and
     # republishes on /parameter_events) in single C calls that hold the GIL: every thread of
     # the node waits that long whatever it does (README: large descriptions are best sent on
-    # the topic). So this step's bound adds that hold, measured on this machine.
+    # the topic). So this step's bound adds that hold, measured on this machine, twice: the
+    # request's deserialisation and the /parameter_events message's serialisation.
     mark('31 MB as parameter')
     assert set_parameter(rig.ros, 'robot_description', bigger_description).successful
     rig.ros.spin_for(1.0)
