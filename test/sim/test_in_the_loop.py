@@ -307,9 +307,12 @@ def test_a_new_robot_description_is_picked_up_by_both_nodes(ros_node, spawn_node
     ros_node.wait_for(
         lambda: commands_are_gravity_of(ur10, answered[-20:]), 30.0, "the controller to use the UR10"
     )
-    assert sim.log().count("model from topic") == 2, sim.log()
-    # The simulator swapped its physics too: with UR10 gravity commanded, the UR10 arm
-    # does not accelerate (a UR5 plant would, at several rad/s^2).
+    # The simulator swaps its physics on its own: measure from when both have swapped (a
+    # state taken between the two swaps saw mismatched gravity, and the velocity it picked
+    # up would count against the UR10). With UR10 gravity commanded, the UR10 arm does not
+    # accelerate (a UR5 plant would, at several rad/s^2).
+    ros_node.wait_for(lambda: sim.log().count("model from topic") == 2, 30.0,
+                      "the simulator to swap to the UR10")
     switched_at = stamp_of(states[-1])
     ros_node.wait_for(
         lambda: stamp_of(states[-1]) >= switched_at + 1.0, 60.0, "1 s of sim time on the UR10"
