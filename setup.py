@@ -47,7 +47,7 @@ setup(
             # through rbd_control.cli: --help without starting, a notice before compiling
             'rbd_controller = rbd_control.cli.controller:main',
             'rbd_mujoco_sim = rbd_control.cli.simulator:main',
-            'rbd_bringup = rbd_control.bringup:main',
+            'rbd_bringup = rbd_control.bringup.launcher:main',
             'rbd_identify = rbd_control.identification.cli:main',
         ],
     },

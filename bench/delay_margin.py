@@ -14,7 +14,7 @@ on every joint). Two ways a busy machine stretches the loop:
 For each, the largest excursion from home and the excursion left at the end are printed;
 a loop that has lost stability shows a growing (or diverged: inf) excursion. With
 --guard, the controller is told each state's age (`d` or `n` steps) and its
-max_state_age guard (rbd_control.control.age_guard) softens the feedback.
+max_state_age guard (rbd_control.control.safety.age_guard) softens the feedback.
 """
 import argparse
 import collections
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rbd_control.bringup import DEFAULT_ARM_HOME  # noqa: E402
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME  # noqa: E402
 from rbd_control.control import Controller, ControllerConfig, StateError  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402
 from rbd_control.dynamics import load_urdf  # noqa: E402

@@ -17,7 +17,7 @@ from rclpy.executors import ExternalShutdownException  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from rbd_control.ros.intake import StateLoop  # noqa: E402
+from rbd_control.ros.controller.intake import StateLoop  # noqa: E402
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS  # noqa: E402
 from rbd_control.ros.run import executor_option, make_executor  # noqa: E402
 

@@ -115,7 +115,7 @@ import json, sys, time, tracemalloc
 import numpy as np
 sys.path[:0] = {[str(ROOT), str(ROOT / 'test' / 'control')]!r}
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.gains import reference_poses
+from rbd_control.control.laws.gains import reference_poses
 from rbd_control.dynamics import crba, load_urdf
 from test_hostile_input import comb_urdf
 model = load_urdf(comb_urdf({joints} // 30, 30))

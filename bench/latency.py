@@ -148,7 +148,7 @@ def node_command(variant, workdir, args, joints):
         'robot_description': default_arm_urdf(), 'mode': args.mode,
         'state_timeout': 10.0,        # the watchdog's safe commands must not be counted
         'use_sim_time': args.sim_time, **zero_gains}}}))
-    return [*python, '-m', 'rbd_control.ros.controller_node', *executor_args,
+    return [*python, '-m', 'rbd_control.ros.controller.node', *executor_args,
             '--ros-args', '--params-file', str(params)]
 
 

@@ -28,8 +28,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from rbd_control.control.parameters import MODES  # the node's modes, defined once
 from rbd_control.description.files import description_for_launch
+from rbd_control.params.controller import MODES  # the node's modes, defined once
 
 PACKAGE = 'rbd_control'
 DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'

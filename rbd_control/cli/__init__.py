@@ -15,7 +15,6 @@ import importlib.util
 import os
 import sys
 import textwrap
-import types
 from pathlib import Path
 
 HELP_FLAGS = ("-h", "--help")
@@ -48,18 +47,6 @@ def announce_compile(program: str) -> None:
               file=sys.stderr, flush=True)
 
 
-def parameter_table(module: str, name: str):
-    """`name` from the parameter module `module` without running its packages' __init__
-    (rbd_control.control's and rbd_control.sim's import the dynamics and so compile the
-    kernels: 20-60 s for --help). Only for --help: the process exits right after."""
-    for package in ("rbd_control.control", "rbd_control.sim"):
-        if package not in sys.modules:
-            stub = types.ModuleType(package)
-            stub.__path__ = list(importlib.util.find_spec(package).submodule_search_locations)
-            sys.modules[package] = stub
-    return getattr(importlib.import_module(module), name)
-
-
 def help_text(program: str, summary: str, table) -> str:
     """Usage and one entry per parameter of `table` (a ParameterTable)."""
     lines = [f"usage: {program} [--ros-args -p NAME:=VALUE ... | --params-file FILE]", "",
@@ -77,16 +64,17 @@ def help_text(program: str, summary: str, table) -> str:
 PROGRAMS = {
     "rbd_controller": ("Model-based joint torque controller for a URDF arm: joint_states in, "
                        "effort commands out; ~/joint_trajectory, ~/follow_joint_trajectory.",
-                       "rbd_control.control.parameters", "CONTROLLER_PARAMETERS"),
+                       "rbd_control.params.controller", "CONTROLLER_PARAMETERS"),
     "rbd_mujoco_sim": ("MuJoCo simulator of a URDF arm: effort commands in, joint_states and "
-                       "/clock out.", "rbd_control.sim.parameters", "SIM_PARAMETERS"),
+                       "/clock out.", "rbd_control.params.simulator", "SIM_PARAMETERS"),
 }
 
 
 def answered_help(program: str) -> bool:
-    """Print `program`'s help when asked for it; True if it was."""
+    """Print `program`'s help when asked for it; True if it was. The tables live in
+    rbd_control.params, which imports no numpy or numba: --help answers at once."""
     if not wants_help(sys.argv[1:]):
         return False
     summary, module, name = PROGRAMS[program]
-    sys.stdout.write(help_text(program, summary, parameter_table(module, name)))
+    sys.stdout.write(help_text(program, summary, getattr(importlib.import_module(module), name)))
     return True

@@ -6,5 +6,5 @@ def main() -> int:
     if answered_help("rbd_controller"):
         return 0
     announce_compile("rbd_controller")
-    from rbd_control.ros.controller_node import main as run
+    from rbd_control.ros.controller.node import main as run
     return run()

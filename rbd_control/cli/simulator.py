@@ -1,4 +1,4 @@
-"""rbd_mujoco_sim: --help, or the compile notice, then the node (rbd_control.sim.ros_node)."""
+"""rbd_mujoco_sim: --help, or the compile notice, then the node (rbd_control.ros.simulator.node)."""
 from rbd_control.cli import announce_compile, answered_help
 
 
@@ -6,5 +6,5 @@ def main() -> int:
     if answered_help("rbd_mujoco_sim"):
         return 0
     announce_compile("rbd_mujoco_sim")   # the model builder imports the dynamics
-    from rbd_control.sim.ros_node import main as run
+    from rbd_control.ros.simulator.node import main as run
     return run()

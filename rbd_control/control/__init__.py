@@ -61,12 +61,12 @@ commands), bounds (every plausibility bound), errors, throttle, parameters + par
 states), health (loop statistics for diagnostics), cartesian (the impedance law),
 cartesian_mode (its targets checked) and pose (quaternions, pose targets).
 """
-from .controller import MODES, Command, Controller, ControllerConfig, ModelPlan
-from .errors import (ConfigError, ControlError, GainError, MissingJointsError, StateError,
-                     TrajectoryError)
-from .joint_map import JointMap
-from .model_source import ModelRefused, ModelSource
-from .trajectory import JointTrajectory, TrajectoryPoint
+from rbd_control.control.controller import MODES, Command, Controller, ControllerConfig, ModelPlan
+from rbd_control.control.errors import (ConfigError, ControlError, GainError, MissingJointsError,
+                                        StateError, TrajectoryError)
+from rbd_control.control.model.source import ModelRefused, ModelSource
+from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint
+from rbd_control.dynamics.joint_map import JointMap
 
 __all__ = [
     "MODES",

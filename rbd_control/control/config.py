@@ -8,12 +8,12 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
-from .gains import GainValue, Gains
-from .joint_map import JointMap
-from .parameters import CONTROLLER_PARAMETERS, FRICTION_EPSILON
-from .parameter_table import finite_number
-from .errors import ConfigError, brief
+from rbd_control.control.errors import ConfigError, brief
+from rbd_control.control.laws.gains import GainValue, Gains
+from rbd_control.dynamics.joint_map import JointMap
+from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
+from rbd_control.params.controller import CONTROLLER_PARAMETERS, FRICTION_EPSILON
+from rbd_control.params.table import finite_number
 
 __all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
 

@@ -19,26 +19,27 @@ import numpy as np
 
 from rbd_control.dynamics import RbdError
 
-from . import laws
-from .age_guard import AgeGuard
-from .bounds import finite
-from .cartesian_mode import checked_pose, checked_wrench
-from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
-from .errors import MissingJointsError, TrajectoryError
-from .gain_table import GainTable, in_model_order
-from .gains import GainValue, Gains
-from .model_corrections import carrying_payload, friction_compensation
-from .model_plan import plan_gains, plan_model
-from .parameters import MODES, TRACKING_MODES
-from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog, safe_command
-from .throttle import ThrottledWarnings
-from .trajectory import JointTrajectory, TrajectoryPlan
-from .trajectory_validation import check_goal
+from rbd_control.control.config import CheckedGoal, Command, ControllerConfig, ModelPlan
+from rbd_control.control.errors import MissingJointsError
+from rbd_control.control.goals import GoalInputs
+from rbd_control.control.laws import joint as laws
+from rbd_control.control.laws.gain_table import GainTable, in_model_order
+from rbd_control.control.laws.gains import GainValue, Gains
+from rbd_control.control.laws.integral import IntegralTerm
+from rbd_control.control.model.plan import carrying_payload, friction_compensation
+from rbd_control.control.model.plan import plan_gains, plan_model
+from rbd_control.control.safety.age_guard import AgeGuard
+from rbd_control.control.safety.checks import (ConfigError, EffortLimiter, StateError, StateMapper,
+                                               Watchdog, safe_command)
+from rbd_control.control.throttle import ThrottledWarnings
+from rbd_control.control.trajectory.plan import TrajectoryPlan
+from rbd_control.params.bounds import finite
+from rbd_control.params.controller import MODES, TRACKING_MODES
 
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
 
 
-class Controller:
+class Controller(GoalInputs):
     """Model-based joint torque controller for one robot model. Not thread-safe."""
 
     def __init__(self, model, config: Optional[ControllerConfig] = None):
@@ -133,9 +134,9 @@ class Controller:
         model = carrying_payload(self._bare_model, link, mass, com, inertia)
         plan = self._plan_model
         defaults = plan_gains(model, plan.joints, plan.effort_limit, self.config)
-        integral = self._integral
+        integral = self._integral.value
         self._set_gain_arrays(self._gain_table.carried_over(defaults, self._joint_names))
-        self._integral = integral
+        self._integral.value = integral
         self.model = model
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
@@ -158,81 +159,13 @@ class Controller:
         if mode == "cartesian_impedance":
             self._cartesian.deactivate()   # anchored at the next measured state
         previous, self.mode = self.mode, mode
-        self._integral[:] = 0.0
+        self._integral.reset()
         if mode in TRACKING_MODES and (previous not in TRACKING_MODES or self._plan.empty):
             self._hold_measured(now)
 
     def hold(self, now: float):
         """Stop following the trajectory and hold the measured pose (cancel / abort)."""
         self._hold_measured(now)
-
-    # --- trajectories -----------------------------------------------------------------
-
-    def set_trajectory(self, trajectory: JointTrajectory, now: float):
-        """Start (or replace) a trajectory; raise TrajectoryError with the reason if rejected.
-        Equivalent to install_trajectory(check_trajectory(trajectory, now), now)."""
-        self._check_can_follow(now)  # the cheap refusals before the per-point work
-        self.install_trajectory(self.check_trajectory(trajectory, now), now)
-
-    def check_trajectory(self, trajectory: JointTrajectory, received: float) -> CheckedGoal:
-        """The per-point work of set_trajectory: validation and the segments between points;
-        `received` (the arrival time) is the "now" of start_time 0. Reads only the model and
-        configuration, never the control state, so a node may run it on another thread while
-        the control loop keeps answering states (and feeding the watchdog), then hand the
-        result to install_trajectory on the control thread."""
-        # the limits are the URDF's, payload or not
-        return check_goal(trajectory, self._bare_model, self._map, self.config, received)
-
-    def install_trajectory(self, goal: CheckedGoal, now: float):
-        """Blend a checked trajectory in from the current desired state: O(joints)."""
-        if goal.model is not self._bare_model or goal.joint_names != self._joint_names:
-            raise TrajectoryError("the robot model changed while the trajectory was checked")
-        self._check_can_follow(now)
-        if self._plan.empty:
-            self._plan.hold(self._map.take(self._q), now)
-        self._plan.blend_in(goal.checked, now, continuous=self._map.take(self._continuous))
-
-    def _check_can_follow(self, now):
-        if self.mode not in TRACKING_MODES:
-            raise TrajectoryError(
-                f"mode {self.mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
-        self._check_fresh(now, self._q is not None, "")
-
-    def _check_cartesian_goal(self, now):
-        if self.mode != "cartesian_impedance":
-            raise TrajectoryError(f"mode {self.mode} does not take pose or wrench targets; "
-                                  "switch to cartesian_impedance")
-        self._check_fresh(now, self._q is not None and self._cartesian.active,
-                          " in cartesian_impedance")
-
-    def _check_fresh(self, now, have_state, where):
-        """A goal needs a finite now and a fresh state to start from."""
-        if not finite(now):
-            raise TrajectoryError(f"now is not a finite time: {now!r}")
-        if not have_state:
-            raise TrajectoryError(f"no joint state received yet{where}")
-        if self._watchdog.is_stale(now):
-            raise TrajectoryError(
-                f"joint states are stale (none for more than {self.config.state_timeout} s)")
-
-    # --- Cartesian targets (cartesian_impedance) ---------------------------------------
-
-    def set_pose_target(self, position, quaternion_xyzw, now: float):
-        """Move the end effector to a pose (base frame) along a minimum-jerk path from the
-        current target (pose.py); TrajectoryError with the reason if rejected."""
-        self._check_cartesian_goal(now)
-        self._cartesian.set_pose_target(*checked_pose(position, quaternion_xyzw), now)
-
-    def set_wrench_target(self, wrench, now: float):
-        """Feedforward wrench [fx, fy, fz, tx, ty, tz] (base axes, at the end-effector
-        origin), ramped in; TrajectoryError with the reason if rejected."""
-        self._check_cartesian_goal(now)
-        self._cartesian.set_wrench_target(checked_wrench(wrench), now)
-
-    @property
-    def cartesian_state(self):
-        """The last cartesian_impedance step (pose, target, error, wrench), or None."""
-        return None if self._cartesian is None else self._cartesian.last
 
     # --- the control loop -------------------------------------------------------------
 
@@ -324,8 +257,8 @@ class Controller:
         error = laws.position_error(q_full, q, self._wrap)
         # the integral term as a torque, bounded by i_clamp (anti-windup, see _integrate);
         # None while no joint has ki > 0 (the integral then stays 0)
-        i_term = (np.clip(g.ki * joints.put(self._integral), -g.i_clamp, g.i_clamp)
-                  if self._integrating else None)
+        i_term = (np.clip(g.ki * joints.put(self._integral.value), -g.i_clamp, g.i_clamp)
+                  if self._integral.active else None)
         s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
             kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
@@ -370,22 +303,18 @@ class Controller:
                        feedback_scale=self.age_guard.scale)
 
     def _integrate(self, now, error, tau, saturated):
-        """Integral of the position error with two anti-windup rules: no integration while
-        saturated in the direction the error pushes, and |ki * integral| <= i_clamp."""
-        if not self._integrating or self._last_update is None or self.age_guard.engaged:
+        """The integral term (integral.py), never over a first step, a clock jump, a gap or
+        late states."""
+        if not self._integral.active or self._last_update is None or self.age_guard.engaged:
             return
         dt = now - self._last_update
-        if not (0.0 < dt <= self.config.state_timeout):
-            return  # first step, clock jump or a gap: do not integrate over it
-        pushing_into_limit = saturated & (np.sign(error) == np.sign(tau))
-        self._integral += np.where(pushing_into_limit, 0.0, error * dt)
-        bound = self._integral_bound
-        np.clip(self._integral, -bound, bound, out=self._integral)
+        if 0.0 < dt <= self.config.state_timeout:
+            self._integral.integrate(dt, error, tau, saturated)
 
     def _trip(self):
         """States went stale: abort the trajectory and reset the integral."""
         self._tripped = self.config.safe_action
-        self._integral[:] = 0.0
+        self._integral.reset()
         if self._q is not None and self._tripped == "hold":
             self._plan.hold(self._map.take(self._q))
         else:
@@ -409,7 +338,7 @@ class Controller:
     def _hold_measured(self, now, q=None):
         """Hold q (model order; default: the last accepted state) from now on."""
         q = self._q if q is None else q
-        self._integral[:] = 0.0
+        self._integral.reset()
         if q is None:
             self._plan = TrajectoryPlan(len(self._joint_names))  # re-anchored by the first state
         else:
@@ -418,7 +347,6 @@ class Controller:
     def _remap_last_state(self):
         """After a model change, keep the last state if it covers the new model's joints."""
         self._q = self._qd = None
-        self._integral = np.zeros(len(self._joint_names))
         if self._last_state is None:
             return
         try:
@@ -431,10 +359,5 @@ class Controller:
     def _set_gain_arrays(self, gains: Gains):
         self.gains, self._model_order_gains = gains, in_model_order(gains, self._map)
         self._acc_gains = (self._model_order_gains.kp_acc, self._model_order_gains.kd_acc)
-        self._integrating = bool(np.any(gains.ki > 0.0))
-        # |ki * integral| <= i_clamp as a bound on the integral itself (0 where ki = 0; a
-        # vanishing ki leaves the integral unbounded: inf)
-        with np.errstate(over="ignore"):
-            self._integral_bound = np.where(gains.ki > 0.0,
-                                            gains.i_clamp / np.maximum(gains.ki, 1e-300), 0.0)
-        self._integral = np.zeros(len(self._joint_names))
+        self._integral = IntegralTerm(len(self._joint_names))
+        self._integral.set_gains(gains.ki, gains.i_clamp)

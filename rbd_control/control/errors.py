@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from rbd_control.dynamics import RbdError
+from rbd_control.dynamics.errors import RbdError, brief  # noqa: F401  (re-exported)
 
 __all__ = ["ControlError", "ConfigError", "GainError", "StateError", "MissingJointsError",
            "TrajectoryError", "InvalidJointsError", "OldTrajectoryError", "brief", "duplicates"]
@@ -61,14 +61,6 @@ class InvalidJointsError(TrajectoryError):
 
 class OldTrajectoryError(TrajectoryError):
     """The trajectory ends before now (FollowJointTrajectory's OLD_HEADER_TIMESTAMP)."""
-
-
-def brief(names: Iterable[str], limit: int = 8) -> str:
-    """A list of names for a message, at most `limit` shown: "['a', 'b', ... and 39998 more]"."""
-    names = list(names)
-    if len(names) <= limit:
-        return str(names)
-    return str(names[:limit])[:-1] + f", ... and {len(names) - limit} more]"
 
 
 def duplicates(names: Iterable[str]) -> list:

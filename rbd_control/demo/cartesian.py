@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_control.bringup import CONTROLLER_NODE, SIMULATOR_NODE
+from rbd_control.bringup.processes import CONTROLLER_NODE, SIMULATOR_NODE
 
 EE_LINK = "tool0"                      # the controller's ee_link and the pushed link
 PUSH_FORCE = np.array([0.0, 10.0, -10.0])   # N, world axes, at the link origin
@@ -64,7 +64,7 @@ class CartesianPhase:
         self._push.publish(msg)
 
     def _send_work_pose(self, model) -> np.ndarray:
-        from rbd_control.control.pose import quat_from_matrix
+        from rbd_control.control.laws.pose import quat_from_matrix
         from rbd_control.dynamics import frame_pose
 
         T = frame_pose(model, [WORK_JOINTS[j] for j in model.joint_names], EE_LINK)

@@ -6,20 +6,21 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup import Bringup, BringupConfig, find_config_file, make_description_publisher
-from rbd_control.bringup_processes import controller_parameters
-from rbd_control.control.parameters import CONTROLLER_PARAMETERS
+from rbd_control.bringup.launcher import make_description_publisher
+from rbd_control.bringup.processes import Bringup, BringupConfig, find_config_file
+from rbd_control.bringup.processes import controller_parameters
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, TRACKING_MODES
 from rbd_control.demo import cartesian
-from rbd_control.control.joint_map import JointMap
 from rbd_control.demo import __doc__ as DEMO_DOC
-from rbd_control.demo.data import DEFAULT_ARM_HOME, TRACKING_MODES
 from rbd_control.demo import identify_report
-from rbd_control.demo.identify import (
-    MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN, IdentificationPhase)
+from rbd_control.demo.identify import (MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN,
+                                       IdentificationPhase)
 from rbd_control.demo.plots import write_plots
-from rbd_control.demo.report import (
-    MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_recording, summary_table, verdict)
+from rbd_control.demo.report import (MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_recording,
+                                     summary_table, verdict)
 from rbd_control.demo.run import DemoRun
+from rbd_control.dynamics.joint_map import JointMap
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -28,8 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_control.bringup import Bringup, BringupConfig
-from rbd_control.demo.data import GRAVITY_HOLD_S
+from rbd_control.bringup.processes import Bringup, BringupConfig
 from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_PAYLOAD, perturbed_urdf,
                                     true_friction_parameters, validation_waypoints)
 from rbd_control.demo.record import Series
@@ -44,7 +43,7 @@ MODELS = ("nominal", "identified", "exact")
 MIN_EXCITATION_RANGE = 0.1     # rad every joint moves in a recorded excitation
 CHECK_S, SEND_ATTEMPTS = 0.5, 6   # a trajectory must start moving within CHECK_S s
 # The controller's watchdog extrapolates the last state's stamp by the wall time since it came
-# (rbd_control/ros/controller_node.py, _control_time): a lockstep simulator starved of CPU for
+# (rbd_control/ros/controller/node.py, _control_time): a lockstep simulator starved of CPU for
 # longer than state_timeout (0.1 s in the shipped config) trips it, and it drops the
 # trajectory. These runs are long; they ride out stalls of up to a second.
 STATE_TIMEOUT_S = 1.0
@@ -100,7 +99,7 @@ class IdentificationPhase:
 
     def run(self) -> IdentificationOutcome:
         from rbd_control.dynamics import load_urdf
-        from rbd_control.excite import excitation_msg
+        from rbd_control.bringup.excite import excitation_msg
         from rbd_control.identification import fit
         from rbd_control.identification.cli import payload_yaml
 
@@ -166,7 +165,7 @@ class IdentificationPhase:
 
     def _excite(self, msg, record_s, phase, path):
         """Send the excitation; /joint_states for record_s s of sim time from now."""
-        from rbd_control.excite import JointStateRecorder
+        from rbd_control.bringup.excite import JointStateRecorder
 
         demo = self.demo
         self._running(phase)

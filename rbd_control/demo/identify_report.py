@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 
 from rbd_control.control.angles import wrap_to_pi
-from rbd_control.demo.identify import (
-    EXCITE_S, MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_NOMINAL_DRIFT, MIN_RMS_GAIN, MODELS,
-    PAYLOAD_EXCITE_S, IdentificationOutcome)
+from rbd_control.demo.identify import (EXCITE_S, MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT,
+                                       MIN_NOMINAL_DRIFT, MIN_RMS_GAIN, MODELS, PAYLOAD_EXCITE_S,
+                                       IdentificationOutcome)
 from rbd_control.demo.plant import TRUE_PAYLOAD
 
 

@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rbd_control.bringup import CONTROLLER_NODE, SIMULATOR_NODE
+from rbd_control.bringup.processes import CONTROLLER_NODE, SIMULATOR_NODE
 
 
 @dataclass

@@ -5,11 +5,10 @@ import sys
 import time
 from typing import Sequence
 
-from rbd_control.bringup import CONTROLLER_NODE, Bringup
-from rbd_control.ros.conversions import joint_trajectory_msg
-from rbd_control.demo.data import (
-    GRAVITY_HOLD_S, SETTLE_AFTER_TRAJECTORY_S, demo_waypoints)
+from rbd_control.bringup.processes import CONTROLLER_NODE, Bringup
+from rbd_control.bringup.waypoints import GRAVITY_HOLD_S, SETTLE_AFTER_TRAJECTORY_S, demo_waypoints
 from rbd_control.demo.record import Recorder
+from rbd_control.ros.conversions import joint_trajectory_msg
 
 STARTUP_TIMEOUT_S = 60.0  # wall: numba compiles the dynamics on a cold first start
 # Stall detection: sim time must advance at least this much per this many wall seconds.

@@ -6,13 +6,15 @@ forward_dynamics, coriolis, kinematics (frame pose, Jacobian, bias acceleration)
 operational_space (Lambda); closed_form is the independent generalized d'Alembert formulation
 used to cross-check them.
 """
-from .api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch, forward_dynamics,
-                  gravity, gravity_batch, joint_forces, rnea, rnea_batch)
-from .errors import InputError, ModelError, RbdError
-from .model import Data, Model
-from .task_space import (OperationalSpace, frame_bias_acceleration, frame_jacobian, frame_pose,
-                         frame_pose_batch, frame_velocity, operational_space_inertia)
-from .urdf import load_urdf, load_urdf_file
+from rbd_control.dynamics.api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch,
+                                      forward_dynamics, gravity, gravity_batch, joint_forces, rnea,
+                                      rnea_batch)
+from rbd_control.dynamics.errors import InputError, ModelError, RbdError
+from rbd_control.dynamics.model import Data, Model
+from rbd_control.dynamics.task_space import (OperationalSpace, frame_bias_acceleration,
+                                             frame_jacobian, frame_pose, frame_pose_batch,
+                                             frame_velocity, operational_space_inertia)
+from rbd_control.dynamics.urdf import load_urdf, load_urdf_file
 
 __all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",

@@ -11,18 +11,18 @@ inside the kernel and reported by name. `data` is an optional per-thread workspa
 """
 import numpy as np
 
-from .batch import crba_batch_kernel, gravity_batch_kernel, rnea_batch_kernel
-from .checks import FLOAT64, as_batch, as_vector, raise_for_status
-from .coriolis import coriolis_into
-from .crba import crba_kernel
-from .crba_diagonal import crba_diagonal_batch_kernel
-from .errors import InputError
-from .external import external_forces_array
-from .forward_dynamics import SINGULAR, forward_dynamics_kernel
-from .gravity import gravity_kernel
-from .model import F_ANG, F_LIN, NO_FEXT
-from .rnea import rnea_kernel
-from .spatial import entry_point
+from rbd_control.dynamics.batch import crba_batch_kernel, gravity_batch_kernel, rnea_batch_kernel
+from rbd_control.dynamics.checks import FLOAT64, as_batch, as_vector, raise_for_status
+from rbd_control.dynamics.coriolis import coriolis_into
+from rbd_control.dynamics.crba import crba_kernel
+from rbd_control.dynamics.crba_diagonal import crba_diagonal_batch_kernel
+from rbd_control.dynamics.errors import InputError
+from rbd_control.dynamics.external import external_forces_array
+from rbd_control.dynamics.forward_dynamics import SINGULAR, forward_dynamics_kernel
+from rbd_control.dynamics.gravity import gravity_kernel
+from rbd_control.dynamics.model import F_ANG, F_LIN, NO_FEXT
+from rbd_control.dynamics.rnea import rnea_kernel
+from rbd_control.dynamics.spatial import entry_point
 
 STATE = ("q", "qd", "qdd")
 FD_STATE = ("q", "qd", "tau")

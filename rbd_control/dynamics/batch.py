@@ -3,11 +3,11 @@ compiled loop, so Python and dispatch costs are paid once. Inputs are validated 
 (one vectorised numpy check over the whole batch)."""
 from numba import void
 
-from .checks import MATRIX, MODEL_ARGS, TENSOR
-from .crba import crba_into
-from .gravity import gravity_into
-from .rnea import rnea_into
-from .spatial import compiled
+from rbd_control.dynamics.checks import MATRIX, MODEL_ARGS, TENSOR
+from rbd_control.dynamics.crba import crba_into
+from rbd_control.dynamics.gravity import gravity_into
+from rbd_control.dynamics.rnea import rnea_into
+from rbd_control.dynamics.spatial import compiled
 
 
 @compiled(void(MATRIX, MATRIX, MATRIX, TENSOR, MATRIX, *MODEL_ARGS), nogil=True)

@@ -8,8 +8,8 @@ float64 vector is converted (and its shape checked) by `as_vector` before a seco
 import numpy as np
 from numba import types
 
-from .errors import InputError
-from .spatial import jit
+from rbd_control.dynamics.errors import InputError
+from rbd_control.dynamics.spatial import jit
 
 WRONG_LENGTH = 1
 NOT_FINITE = 2

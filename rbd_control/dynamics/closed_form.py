@@ -59,9 +59,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
-from .external import external_forces_array
-from .model import AXIS, COM_MOMENT, IBAR, MASS, PRISMATIC, XTREE_E, XTREE_R
+from rbd_control.dynamics.errors import InputError
+from rbd_control.dynamics.external import external_forces_array
+from rbd_control.dynamics.model import AXIS, COM_MOMENT, IBAR, MASS, PRISMATIC, XTREE_E, XTREE_R
 
 
 @dataclass

@@ -17,11 +17,12 @@ summed body by body. Not on the 1 kHz path (computed torque uses bias()).
 """
 import numpy as np
 
-from .crba import composite_inertias, world_subspaces_and_inertias
-from .jcalc import joint_transforms
-from .model import IC_H, IC_IBAR, IC_M, S_ANG, S_LIN, parent
-from .spatial import (accumulate, add, cross_force, cross_motion, inertia_times, jit, mat, put,
-                      scale, spatial_dot, sub, vec)
+from rbd_control.dynamics.crba import composite_inertias, world_subspaces_and_inertias
+from rbd_control.dynamics.jcalc import joint_transforms
+from rbd_control.dynamics.model import IC_H, IC_IBAR, IC_M, S_ANG, S_LIN, parent
+from rbd_control.dynamics.spatial import (accumulate, add, cross_force, cross_motion,
+                                          inertia_times, jit, mat, put, scale, spatial_dot, sub,
+                                          vec)
 
 ANG, LIN = 0, 1   # rows of a spatial vector in the scratch arrays below
 

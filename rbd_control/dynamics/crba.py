@@ -9,13 +9,13 @@ with no transform between the steps of a walk.
 """
 from numba import int64
 
-from .checks import INPUT, MATRIX, MODEL_ARGS, checked
-from .external import world_transform
-from .jcalc import joint_transforms, subspace_from
-from .model import (COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, S_ANG, S_LIN, X_E, X_R,
-                    parent)
-from .spatial import (accumulate, compiled, inertia_back, inertia_times, jit, mat, put, put_mat,
-                      spatial_dot, vec)
+from rbd_control.dynamics.checks import INPUT, MATRIX, MODEL_ARGS, checked
+from rbd_control.dynamics.external import world_transform
+from rbd_control.dynamics.jcalc import joint_transforms, subspace_from
+from rbd_control.dynamics.model import (COM_MOMENT, IBAR, IC_H, IC_IBAR, IC_M, MASS, S_ANG, S_LIN,
+                                        X_E, X_R, parent)
+from rbd_control.dynamics.spatial import (accumulate, compiled, inertia_back, inertia_times, jit,
+                                          mat, put, put_mat, spatial_dot, vec)
 
 
 @jit

@@ -12,11 +12,11 @@ The public wrapper is api.crba_diagonal_batch.
 """
 from numba import void
 
-from .checks import MATRIX, MODEL_ARGS
-from .crba import composite_inertias, world_subspaces_and_inertias
-from .jcalc import joint_transforms
-from .model import IC_H, IC_IBAR, IC_M, S_ANG, S_LIN
-from .spatial import compiled, inertia_times, jit, mat, spatial_dot, vec
+from rbd_control.dynamics.checks import MATRIX, MODEL_ARGS
+from rbd_control.dynamics.crba import composite_inertias, world_subspaces_and_inertias
+from rbd_control.dynamics.jcalc import joint_transforms
+from rbd_control.dynamics.model import IC_H, IC_IBAR, IC_M, S_ANG, S_LIN
+from rbd_control.dynamics.spatial import compiled, inertia_times, jit, mat, spatial_dot, vec
 
 
 @jit

@@ -5,9 +5,10 @@ joints loads that body; a link on the fixed base loads nothing that moves.
 """
 import numpy as np
 
-from .errors import InputError
-from .model import W_E, W_R, parent
-from .spatial import add, cross, jit, mat, mat_mul, put, put_mat, rotate, rotate_back, sub, vec
+from rbd_control.dynamics.errors import InputError
+from rbd_control.dynamics.model import W_E, W_R, parent
+from rbd_control.dynamics.spatial import (add, cross, jit, mat, mat_mul, put, put_mat, rotate,
+                                          rotate_back, sub, vec)
 
 
 def external_forces_array(model, f_ext) -> np.ndarray:

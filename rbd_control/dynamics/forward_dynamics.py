@@ -6,11 +6,11 @@ the same qdd by the articulated-body algorithm (RBDA §7.3, Table 7.1)."""
 import numpy as np
 from numba import int64
 
-from .checks import MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status
-from .crba import crba_from_transforms
-from .ltdl import ltdl, ltdl_solve
-from .rnea import rnea_into
-from .spatial import compiled
+from rbd_control.dynamics.checks import MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status
+from rbd_control.dynamics.crba import crba_from_transforms
+from rbd_control.dynamics.ltdl import ltdl, ltdl_solve
+from rbd_control.dynamics.rnea import rnea_into
+from rbd_control.dynamics.spatial import compiled
 
 SINGULAR = -1    # status SINGULAR - k: H has a zero pivot (or qdd overflows) at joint k
 

@@ -11,11 +11,12 @@ Outward: one rotation per body; inward: one back-rotation. No rotational inertia
 """
 from numba import int64
 
-from .checks import INPUT, MODEL_ARGS, VECTOR, checked
-from .jcalc import store_joint_transform, subspace_dot
-from .model import A_LIN, COM_MOMENT, GRAVITY, IC_H, IC_M, MASS, X_E, X_R, parent
-from .spatial import (accumulate, add, compiled, cross, jit, mat, put, rotate, rotate_back, scale,
-                      vec)
+from rbd_control.dynamics.checks import INPUT, MODEL_ARGS, VECTOR, checked
+from rbd_control.dynamics.jcalc import store_joint_transform, subspace_dot
+from rbd_control.dynamics.model import (A_LIN, COM_MOMENT, GRAVITY, IC_H, IC_M, MASS, X_E, X_R,
+                                        parent)
+from rbd_control.dynamics.spatial import (accumulate, add, compiled, cross, jit, mat, put, rotate,
+                                          rotate_back, scale, vec)
 
 
 @jit

@@ -11,10 +11,10 @@ unrolls the two cases so that no multiplication by a zero half of S is left for 
 """
 import math
 
-from .model import (ALIGNED_AXIS, AXIS, JOINT_TYPE, REVOLUTE, TOPOLOGY, X_E, X_R, XTREE_E,
-                    XTREE_R)
-from .spatial import (ZERO, add, cross, dot, jit, mat, mat_mul, put, put_mat, rotate_back,
-                      scale, vec)
+from rbd_control.dynamics.model import (ALIGNED_AXIS, AXIS, JOINT_TYPE, REVOLUTE, TOPOLOGY, X_E,
+                                        X_R, XTREE_E, XTREE_R)
+from rbd_control.dynamics.spatial import (ZERO, add, cross, dot, jit, mat, mat_mul, put, put_mat,
+                                          rotate_back, scale, vec)
 
 
 @jit

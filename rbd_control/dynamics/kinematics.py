@@ -28,12 +28,13 @@ the gravity-free dv is dv + E0 g.
 import numpy as np
 from numba import int64, void
 
-from .checks import INPUT, MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status, vector_status
-from .jcalc import joint_transform, subspace_from
-from .model import A_ANG, A_LIN, GRAVITY, NO_FEXT, V_ANG, V_LIN, parent
-from .rnea import outward_pass
-from .spatial import (ZERO, add, compiled, cross, jit, mat_mul, rotate, rotate_back, scale,
-                      transpose, vec)
+from rbd_control.dynamics.checks import (INPUT, MATRIX, MODEL_ARGS, TENSOR, VECTOR, state_status,
+                                         vector_status)
+from rbd_control.dynamics.jcalc import joint_transform, subspace_from
+from rbd_control.dynamics.model import A_ANG, A_LIN, GRAVITY, NO_FEXT, V_ANG, V_LIN, parent
+from rbd_control.dynamics.rnea import outward_pass
+from rbd_control.dynamics.spatial import (ZERO, add, compiled, cross, jit, mat_mul, rotate,
+                                          rotate_back, scale, transpose, vec)
 
 IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 FRAME_BODY = 4   # the row of F holding the body index (-1: the fixed base) in column 0

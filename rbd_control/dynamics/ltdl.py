@@ -6,8 +6,8 @@ only when j is an ancestor of i. Both loops walk branches instead of rows, so a 
 factorisation costs O(n * depth^2) instead of O(n^3), with no fill-in.
 Storage: in place in H's lower triangle, D on the diagonal and L (unit diagonal) below it.
 """
-from .model import parent
-from .spatial import jit
+from rbd_control.dynamics.model import parent
+from rbd_control.dynamics.spatial import jit
 
 
 @jit

@@ -23,7 +23,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .spatial import jit
+from rbd_control.dynamics.errors import InputError, ModelError
+from rbd_control.dynamics.spatial import jit
+
+# |g| beyond 100 g is no robot's environment, and would saturate every joint.
+MAX_GRAVITY = 1e3
 
 # columns of topology[i] and of row TOPOLOGY of md[i]
 PARENT = 0       # parent body index, -1 for the fixed base
@@ -127,8 +131,6 @@ class Model:
         return self.topology[:, JOINT_TYPE]
 
     def with_gravity(self, gravity) -> "Model":
-        from .errors import InputError
-        from .urdf_checks import checked_gravity
         return replace(self, gravity=checked_gravity(gravity, InputError))
 
     # Inertial parameters pi: 10 per body in joint order, Pinocchio's dynamic-parameter order
@@ -147,7 +149,6 @@ class Model:
         only: physical consistency is identification.parameters.check_physical)."""
         values = np.array(pi, dtype=np.float64).reshape(-1)
         if values.shape != (PARAMETERS_PER_BODY * self.nq,) or not np.all(np.isfinite(values)):
-            from .errors import InputError
             raise InputError(f"pi must be {PARAMETERS_PER_BODY * self.nq} finite numbers "
                              f"(10 per body), got shape {np.shape(pi)}")
         values = values.reshape(self.nq, PARAMETERS_PER_BODY)
@@ -176,3 +177,16 @@ class Data:
         self.md[:, GRAVITY] = model.gravity
         self.H = np.zeros((nb, nb))          # CRBA output, factorised in place by LTDL
         # Every kernel ends with md (checks.MODEL_ARGS gives its numba type).
+
+
+def checked_gravity(gravity, error=ModelError) -> np.ndarray:
+    try:
+        g = np.array(gravity, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise error(f"gravity must be 3 finite numbers, got {gravity!r}") from None
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise error(f"gravity must be 3 finite numbers, got {gravity!r}")
+    if np.max(np.abs(g)) > MAX_GRAVITY or np.linalg.norm(g) > MAX_GRAVITY:
+        raise error(f"gravity {gravity!r} has magnitude {np.linalg.norm(g):.3g} m/s^2, beyond "
+                    f"{MAX_GRAVITY:g} m/s^2")
+    return g

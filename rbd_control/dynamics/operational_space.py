@@ -15,11 +15,11 @@ All of it is one compiled call (numba's np.linalg.eigh for the 6 x 6 eigendecomp
 import numpy as np
 from numba import float64, int64
 
-from .checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, vector_status
-from .crba import crba_into
-from .kinematics import frame_body, frame_in_body, jacobian_into
-from .ltdl import ltdl, ltdl_solve
-from .spatial import compiled, jit
+from rbd_control.dynamics.checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, vector_status
+from rbd_control.dynamics.crba import crba_into
+from rbd_control.dynamics.kinematics import frame_body, frame_in_body, jacobian_into
+from rbd_control.dynamics.ltdl import ltdl, ltdl_solve
+from rbd_control.dynamics.spatial import compiled, jit
 
 SINGULAR = -1
 

@@ -9,13 +9,14 @@ with p = parent(i). Joint types enter only through jcalc.
 """
 from numba import int64
 
-from .checks import MODEL_ARGS, TENSOR, VECTOR, state_status
-from .external import external_force_in_body, world_transform
-from .jcalc import add_joint_motion, store_joint_transform, subspace_dot
-from .model import (A_ANG, A_LIN, COM_MOMENT, F_ANG, F_LIN, GRAVITY, IBAR, MASS, V_ANG, V_LIN,
-                    X_E, X_R, parent)
-from .spatial import (ZERO, accumulate, add, compiled, cross_force, inertia_times, jit, mat,
-                      put, rotate, scale, sub, transform_force_back, transform_motion, vec)
+from rbd_control.dynamics.checks import MODEL_ARGS, TENSOR, VECTOR, state_status
+from rbd_control.dynamics.external import external_force_in_body, world_transform
+from rbd_control.dynamics.jcalc import add_joint_motion, store_joint_transform, subspace_dot
+from rbd_control.dynamics.model import (A_ANG, A_LIN, COM_MOMENT, F_ANG, F_LIN, GRAVITY, IBAR,
+                                        MASS, V_ANG, V_LIN, X_E, X_R, parent)
+from rbd_control.dynamics.spatial import (ZERO, accumulate, add, compiled, cross_force,
+                                          inertia_times, jit, mat, put, rotate, scale, sub,
+                                          transform_force_back, transform_motion, vec)
 
 
 @jit

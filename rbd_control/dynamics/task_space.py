@@ -13,12 +13,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import FLOAT64, as_batch, as_vector, raise_for_status
-from .errors import InputError
-from .kinematics import (FRAME_BODY, frame_bias_acceleration_kernel, frame_jacobian_kernel,
-                         frame_pose_batch_kernel, frame_pose_kernel)
-from .operational_space import SINGULAR, operational_space_kernel
-from .spatial import entry_point
+from rbd_control.dynamics.checks import FLOAT64, as_batch, as_vector, raise_for_status
+from rbd_control.dynamics.errors import InputError
+from rbd_control.dynamics.kinematics import (FRAME_BODY, frame_bias_acceleration_kernel,
+                                             frame_jacobian_kernel, frame_pose_batch_kernel,
+                                             frame_pose_kernel)
+from rbd_control.dynamics.operational_space import SINGULAR, operational_space_kernel
+from rbd_control.dynamics.spatial import entry_point
 
 Q = ("q",)
 STATE = ("q", "qd")

@@ -13,12 +13,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .errors import ModelError
-from .model import (AXIS, BODY_ROWS, COM_MOMENT, IBAR, MASS, PRISMATIC, REVOLUTE, XTREE_E,
-                    XTREE_R, Model)
-from .urdf_checks import (checked_gravity, finite_number, inertia_warnings, joint_properties,
-                          mass_warnings)
-from .urdf_xml import dynamics_elements, parse_with_urdf_parser_py
+from rbd_control.dynamics.errors import ModelError
+from rbd_control.dynamics.model import (AXIS, BODY_ROWS, COM_MOMENT, IBAR, MASS, PRISMATIC,
+                                        REVOLUTE, XTREE_E, XTREE_R, Model)
+from rbd_control.dynamics.model import checked_gravity
+from rbd_control.dynamics.urdf_checks import (finite_number, inertia_warnings, joint_properties,
+                                              mass_warnings)
+from rbd_control.dynamics.urdf_xml import dynamics_elements, parse_with_urdf_parser_py
 
 MOVING_JOINTS = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 BASE_JOINTS = ("floating", "planar")    # welded when they hang from the base, refused elsewhere

@@ -2,7 +2,7 @@
 
 Refused (ModelError naming the element), because the dynamics cannot be computed from it:
 non-finite numbers, numbers beyond MAX_MAGNITUDE, negative mass, an inertia no body can have
-(a principal moment clearly below zero), and gravity beyond MAX_GRAVITY.
+(a principal moment clearly below zero), and (model.checked_gravity) gravity beyond MAX_GRAVITY.
 
 Warned about (one string per finding, naming the link or joint), because real robots ship it
 and the dynamics stays computable: inertias breaking the triangle inequality (common in CAD
@@ -15,16 +15,14 @@ import math
 
 import numpy as np
 
-from .api import crba
-from .errors import ModelError
-from .ltdl import ltdl
-from .model import MASS
+from rbd_control.dynamics.api import crba
+from rbd_control.dynamics.errors import ModelError
+from rbd_control.dynamics.ltdl import ltdl
+from rbd_control.dynamics.model import MASS
 
 # Any number feeding the dynamics (origins, masses, inertias) must stay below this magnitude, so
 # that products of three of them (m c c) stay far from overflow; no robot is 1e9 m or 1e9 kg.
 MAX_MAGNITUDE = 1e9
-# |g| beyond 100 g is no robot's environment, and would saturate every joint.
-MAX_GRAVITY = 1e3
 # A negative principal moment within this fraction of the largest, or within ROUNDING_FLOOR
 # kg m^2 (far below any real link), is rounding noise (hyq's feet: -2e-22 against 3e-6; icub's
 # ankle: -1.4e-20 against 1.4e-20); up to SLIGHTLY_NEGATIVE of the largest it is a CAD export's
@@ -45,19 +43,6 @@ def finite_number(value, what: str, bound: float = MAX_MAGNITUDE) -> float:
     if abs(number) > bound:
         raise ModelError(f"{what} is {value!r}: beyond +-{bound:g}, no robot has such a value")
     return number
-
-
-def checked_gravity(gravity, error=ModelError) -> np.ndarray:
-    try:
-        g = np.array(gravity, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise error(f"gravity must be 3 finite numbers, got {gravity!r}") from None
-    if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise error(f"gravity must be 3 finite numbers, got {gravity!r}")
-    if np.max(np.abs(g)) > MAX_GRAVITY or np.linalg.norm(g) > MAX_GRAVITY:
-        raise error(f"gravity {gravity!r} has magnitude {np.linalg.norm(g):.3g} m/s^2, beyond "
-                    f"{MAX_GRAVITY:g} m/s^2")
-    return g
 
 
 def inertia_warnings(link_name: str, I_c: np.ndarray) -> list:

@@ -11,7 +11,7 @@ import xml.parsers.expat
 from contextlib import contextmanager
 from xml.sax.saxutils import quoteattr
 
-from .errors import ModelError
+from rbd_control.dynamics.errors import ModelError
 
 # element -> the children dynamics reads; everything else (visuals, transmissions, gazebo and
 # ros2_control tags, and any nesting below these) is dropped before urdf_parser_py sees it

@@ -8,7 +8,7 @@ with pi = Model.inertial_parameters() (10 per body) and phi the joint friction (
 
     regressor(model, q, qd, qdd) -> Y (nq, 10 nq); regressor_batch(model, Q, QD, QDD)
     base_parameters(model) -> BaseParameters (count, unidentifiable, base(pi))
-    excitation_trajectory(model, duration, ...) -> FourierTrajectory (.sample, .to_joint_trajectory)
+    excitation_trajectory(model, duration, ...) -> FourierTrajectory (.sample, .waypoints)
     fit(model, t, q, tau, qd=None, friction=True, payload_link=None, ...) -> IdentificationResult
         (.model, .friction, .payload, .residual_rms, .condition_number, .predict, .to_urdf,
          .friction_yaml)
@@ -17,13 +17,13 @@ with pi = Model.inertial_parameters() (10 per body) and phi the joint friction (
 Modules: parameters (pi, pseudo-inertia, log-Cholesky, payloads), regressor, friction, base,
 excitation, filtering, fit, result, cli (the rbd_identify command).
 """
-from .base import BaseParameters, base_parameters
-from .excitation import FourierTrajectory, excitation_trajectory
-from .fit import fit
-from .friction import Friction
-from .parameters import with_payload
-from .regressor import regressor, regressor_batch
-from .result import IdentificationResult, Payload
+from rbd_control.dynamics.friction import Friction
+from rbd_control.dynamics.inertial_parameters import with_payload
+from rbd_control.dynamics.regressor import regressor, regressor_batch
+from rbd_control.identification.base import BaseParameters, base_parameters
+from rbd_control.identification.excitation import FourierTrajectory, excitation_trajectory
+from rbd_control.identification.fit import fit
+from rbd_control.identification.result import IdentificationResult, Payload
 
 __all__ = ["BaseParameters", "FourierTrajectory", "Friction", "IdentificationResult", "Payload",
            "base_parameters", "excitation_trajectory", "fit", "regressor", "regressor_batch",

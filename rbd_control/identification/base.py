@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .parameters import PARAMETER_NAMES
-from .regressor import regressor_batch
+from rbd_control.dynamics.inertial_parameters import PARAMETER_NAMES
+from rbd_control.dynamics.regressor import regressor_batch
 
 RANK_TOLERANCE = 1e-8     # |R_kk| below this fraction of |R_00| counts as zero
 SAMPLES_PER_JOINT = 30

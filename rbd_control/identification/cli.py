@@ -17,11 +17,11 @@ import numpy as np
 
 from rbd_control.dynamics import RbdError, load_urdf
 
-from .filtering import DEFAULT_CUTOFF_HZ, filtered_states
-from .fit import fit
-from .friction import DEFAULT_EPSILON
-from .recording import JOINT_STATES_TOPIC, read_recording
-from .result import relative_rms, sliding_relative_rms
+from rbd_control.dynamics.friction import DEFAULT_EPSILON
+from rbd_control.identification.filtering import DEFAULT_CUTOFF_HZ, filtered_states
+from rbd_control.identification.fit import fit
+from rbd_control.identification.recording import JOINT_STATES_TOPIC, read_recording
+from rbd_control.identification.result import relative_rms, sliding_relative_rms
 
 NODE_NAME = "rbd_controller"
 

@@ -18,9 +18,9 @@ import numpy as np
 from rbd_control.dynamics import rnea_batch
 from rbd_control.dynamics.errors import InputError
 
-from .base import base_parameters
-from .friction import DEFAULT_EPSILON, friction_columns
-from .regressor import regressor_batch
+from rbd_control.dynamics.friction import DEFAULT_EPSILON, friction_columns
+from rbd_control.dynamics.regressor import regressor_batch
+from rbd_control.identification.base import base_parameters
 
 POSITION_MARGIN = 0.1     # fraction of each joint's range kept free at both ends
 UNLIMITED_RANGE = np.pi   # half-range used for continuous joints
@@ -51,15 +51,11 @@ class FourierTrajectory:
         qdd = -s @ (self.a * wl).T + c @ (self.b * wl).T
         return q, qd, qdd
 
-    def to_joint_trajectory(self, joint_names, dt=0.02, start_time=0.0):
-        """A control.JointTrajectory with positions, velocities and accelerations every dt
-        (quintic between points, so it matches the series closely)."""
-        from rbd_control.control import JointTrajectory, TrajectoryPoint
+    def waypoints(self, dt=0.02):
+        """times, q, qd, qdd every dt over the whole series: the waypoints of a trajectory
+        (control.JointTrajectory.from_arrays; quintic between them matches the series)."""
         times = np.arange(0.0, self.duration + 0.5 * dt, dt)
-        q, qd, qdd = self.sample(times)
-        points = [TrajectoryPoint(positions=q[k], velocities=qd[k], accelerations=qdd[k],
-                                  time_from_start=float(times[k])) for k in range(len(times))]
-        return JointTrajectory(list(joint_names), points, start_time=start_time)
+        return (times, *self.sample(times))
 
 
 def _coefficients(x, nq, harmonics):

@@ -26,13 +26,15 @@ from rbd_control.dynamics.checks import as_batch
 from rbd_control.dynamics.errors import InputError
 from rbd_control.dynamics.model import PARAMETERS_PER_BODY as P
 
-from .base import base_parameters
-from .filtering import DEFAULT_CUTOFF_HZ, filtered_states
-from .friction import DEFAULT_EPSILON, Friction, friction_columns
-from .parameters import (from_rigid_body, link_body, log_cholesky_jacobian,
-                         log_cholesky_to_parameters, parameters_to_log_cholesky, transform)
-from .regressor import regressor_batch
-from .result import IdentificationResult, Payload
+from rbd_control.dynamics.friction import DEFAULT_EPSILON, Friction, friction_columns
+from rbd_control.dynamics.inertial_parameters import (from_rigid_body, link_body,
+                                                      log_cholesky_jacobian,
+                                                      log_cholesky_to_parameters,
+                                                      parameters_to_log_cholesky, transform)
+from rbd_control.dynamics.regressor import regressor_batch
+from rbd_control.identification.base import base_parameters
+from rbd_control.identification.filtering import DEFAULT_CUTOFF_HZ, filtered_states
+from rbd_control.identification.result import IdentificationResult, Payload
 
 DECIMATE_HZ = 200.0
 CHUNK = 2000                 # samples per regressor batch (progress granularity)

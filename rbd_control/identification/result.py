@@ -9,7 +9,7 @@ import numpy as np
 
 from rbd_control.dynamics import rnea_batch
 
-from .parameters import to_rigid_body
+from rbd_control.dynamics.inertial_parameters import to_rigid_body
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import sys
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
-from rbd_control.ros.parameters import ConfigurationError
+from rbd_control.ros.parameter_binding import ConfigurationError
 
 
 EXECUTORS = ('state_thread', 'single_threaded', 'events')

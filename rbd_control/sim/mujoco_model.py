@@ -20,8 +20,8 @@ from typing import Iterable, Mapping, Sequence
 import mujoco
 import numpy as np
 
-from rbd_control.control.joint_map import JointMap
 from rbd_control.dynamics import ModelError, load_urdf
+from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.dynamics.urdf import BASE_JOINTS
 from rbd_control.dynamics.urdf_xml import dynamics_elements
 from rbd_control.sim.mujoco_inertia import make_inertias_acceptable

@@ -1,6 +1,6 @@
 """Physics stepping for the simulator node, free of rclpy.
 
-The node (rbd_control.sim.ros_node) only moves messages in and out; everything a
+The node (rbd_control.ros.simulator.node) only moves messages in and out; everything a
 test might want to check without ROS — what an effort command does, how time
 advances, what the joint state reports — lives here.
 

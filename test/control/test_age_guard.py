@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from closed_loop_support import make_plant
-from rbd_control.control import ConfigError, Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
-from rbd_control.control.age_guard import AgeGuard
+from rbd_control.control import (ConfigError, Controller, ControllerConfig, JointTrajectory,
+                                 TrajectoryPoint)
+from rbd_control.control.safety.age_guard import AgeGuard
 from rbd_control.dynamics import gravity
 
 Q0 = np.array([0.0, -0.8, 1.4, -0.6, 0.5, 0.0])   # the default arm's home pose

@@ -9,9 +9,16 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from rbd_control.control import ConfigError, Controller, ControllerConfig, TrajectoryError
-from rbd_control.control.cartesian import WRENCH_RAMP_TIME
-from rbd_control.control.pose import (MAX_LINEAR_SPEED, MIN_DURATION, PoseInterpolation,
-                                      minimum_jerk, orientation_error, quat_from_matrix, slerp)
+from rbd_control.control.laws.cartesian import WRENCH_RAMP_TIME
+from rbd_control.control.laws.pose import (
+    MAX_LINEAR_SPEED,
+    MIN_DURATION,
+    PoseInterpolation,
+    minimum_jerk,
+    orientation_error,
+    quat_from_matrix,
+    slerp,
+)
 from rbd_control.dynamics import bias, frame_jacobian, gravity
 
 Q0 = np.array([0.0, 0.6, -0.9, 0.4, 0.3, 0.0])

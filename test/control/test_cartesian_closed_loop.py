@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.pose import orientation_error, quat_from_matrix, quat_multiply
+from rbd_control.control.laws.pose import orientation_error, quat_from_matrix, quat_multiply
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import frame_jacobian, frame_pose, load_urdf
 from rbd_control.sim import Simulator

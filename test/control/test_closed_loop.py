@@ -9,7 +9,7 @@ import pytest
 
 from closed_loop_support import DT, make_plant, run_closed_loop
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
-from rbd_control.control.trajectory import wrap_to_pi
+from rbd_control.control.angles import wrap_to_pi
 from rbd_control.dynamics import gravity
 from rbd_control.sim.mujoco_model import Payload
 

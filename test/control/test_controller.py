@@ -8,18 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from rbd_control.control import (
-    Command,
-    ConfigError,
-    Controller,
-    ControllerConfig,
-    JointTrajectory,
-    StateError,
-    TrajectoryError,
-    TrajectoryPoint,
-)
-from rbd_control.control import laws
-from rbd_control.control.gains import reference_inertia, reference_poses
+from rbd_control.control import (Command, ConfigError, Controller, ControllerConfig,
+                                 JointTrajectory, StateError, TrajectoryError, TrajectoryPoint)
+from rbd_control.control.laws import joint as laws
+from rbd_control.control.laws.gains import reference_inertia, reference_poses
 from rbd_control.dynamics import crba, gravity, load_urdf, rnea
 
 Q0 = np.array([0.3, 0.7, -0.8, 0.4, 0.6, 0.2])
@@ -204,8 +196,8 @@ def test_integral_does_not_wind_up_while_saturated(arm_model, names):
     for k in range(1, 500):
         cmd = controller.update(k * 1e-3, names, Q0 - np.eye(6)[2] * 0.1, np.zeros(6))
     assert cmd.saturated[2]
-    assert controller._integral[2] == 0.0  # elbow pushed into its limit: no integration
-    assert controller._integral[0] == 0.0 and cmd.error[0] == 0.0
+    assert controller._integral.value[2] == 0.0  # elbow pushed into its limit: no integration
+    assert controller._integral.value[0] == 0.0 and cmd.error[0] == 0.0
 
 
 # --- mode switches -----------------------------------------------------------------------
@@ -236,7 +228,7 @@ def test_switch_resets_integral(arm_model, names):
     controller.update(0.0, names, Q0, np.zeros(6))
     for k in range(1, 200):
         controller.update(k * 1e-3, names, Q0 - 0.01, np.zeros(6))
-    assert np.any(controller._integral)
+    assert np.any(controller._integral.value)
     controller.set_mode("computed_torque", 0.2)
     cmd = controller.update(0.2, names, Q0 - 0.01, np.zeros(6))
     g = controller.gains

@@ -6,15 +6,8 @@ import numpy as np
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from rbd_control.control import (
-    MODES,
-    Controller,
-    ControllerConfig,
-    JointTrajectory,
-    StateError,
-    TrajectoryError,
-    TrajectoryPoint,
-)
+from rbd_control.control import (MODES, Controller, ControllerConfig, JointTrajectory, StateError,
+                                 TrajectoryError, TrajectoryPoint)
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

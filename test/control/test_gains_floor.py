@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.gains import INERTIA_FLOOR_FRACTION, reference_inertia
+from rbd_control.control.laws.gains import INERTIA_FLOOR_FRACTION, reference_inertia
 from rbd_control.dynamics import crba, load_urdf
 
 LINK = ('<link name="{name}"><inertial><origin xyz="0.2 0 0"/><mass value="{mass}"/>'

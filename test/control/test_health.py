@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from rbd_control.control import ConfigError
-from rbd_control.control.age_guard import AgeGuard
-from rbd_control.control.health import ERROR, OK, RING_SIZE, WARN, HealthThresholds, LoopHealth
+from rbd_control.control.safety.age_guard import AgeGuard
+from rbd_control.control.safety.health import (ERROR, OK, RING_SIZE, WARN, HealthThresholds,
+                                               LoopHealth)
 
 NAMES = ("a", "b", "c")
 

@@ -11,18 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from rbd_control.control import (
-    ConfigError,
-    ControlError,
-    Controller,
-    ControllerConfig,
-    JointTrajectory,
-    MissingJointsError,
-    StateError,
-    TrajectoryError,
-    TrajectoryPoint,
-)
-from rbd_control.control.gains import reference_inertia, reference_poses
+from rbd_control.control import (ConfigError, ControlError, Controller, ControllerConfig,
+                                 JointTrajectory, MissingJointsError, StateError, TrajectoryError,
+                                 TrajectoryPoint)
+from rbd_control.control.laws.gains import reference_inertia, reference_poses
 from rbd_control.control.throttle import ThrottledWarnings
 from rbd_control.dynamics import RbdError, crba, gravity, load_urdf
 

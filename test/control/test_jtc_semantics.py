@@ -13,10 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from rbd_control.control import Controller, ControllerConfig, JointTrajectory, StateError, TrajectoryPoint
+from rbd_control.control import (Controller, ControllerConfig, JointTrajectory, StateError,
+                                 TrajectoryPoint)
 from rbd_control.control.errors import InvalidJointsError, OldTrajectoryError, TrajectoryError
-from rbd_control.control.trajectory import plan_segments
-from rbd_control.control.trajectory_validation import validate
+from rbd_control.control.trajectory.plan import plan_segments
+from rbd_control.control.trajectory.validation import validate
 
 EPS = 1e-8
 
@@ -244,7 +245,7 @@ def test_an_old_trajectory_is_refused_and_the_running_one_goes_on(controller, ar
 
 def test_angle_wraparound_error_takes_the_short_way(arm_model):
     # JTC wraps the position error of continuous joints to (-pi, pi]
-    from rbd_control.control import laws
+    from rbd_control.control.laws import joint as laws
     error = laws.position_error(np.array([3.1]), np.array([-3.1]), np.array([True]))
     assert error[0] == pytest.approx(6.2 - 2 * math.pi)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.model_source import ModelRefused, ModelSource
+from rbd_control.control.model.source import ModelRefused, ModelSource
 
 PARAMETER = "the robot_description parameter"
 TOPIC = "the robot_description topic"

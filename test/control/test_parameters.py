@@ -5,9 +5,9 @@ import math
 import pytest
 
 from rbd_control.control import ControllerConfig
-from rbd_control.control.parameter_table import Parameter, ParameterTable
-from rbd_control.control.parameters import CONTROLLER_PARAMETERS as TABLE, MODES, SAFE_ACTIONS
-from rbd_control.control.safety import ConfigError
+from rbd_control.control.safety.checks import ConfigError
+from rbd_control.params.controller import CONTROLLER_PARAMETERS as TABLE, MODES, SAFE_ACTIONS
+from rbd_control.params.table import Parameter, ParameterTable
 
 JOINTS = {"shoulder_pan", "elbow"}
 
@@ -79,13 +79,13 @@ def test_custom_check_and_open_bounds():
 
 
 def test_gain_field_names_the_joint_and_the_core_field_of_gains_only():
-    from rbd_control.control.parameters import gain_field
+    from rbd_control.params.controller import gain_field
     assert gain_field("gains.elbow.i_clamp") == ("elbow", "i_clamp")
     assert gain_field("gains.elbow.p") == ("elbow", "kp")
     assert gain_field("mode") is None and gain_field("friction.elbow.viscous") is None
 
 
 def test_the_friction_epsilon_default_is_identifications():
-    from rbd_control.control.parameters import FRICTION_EPSILON
-    from rbd_control.identification.friction import DEFAULT_EPSILON
+    from rbd_control.params.controller import FRICTION_EPSILON
+    from rbd_control.dynamics.friction import DEFAULT_EPSILON
     assert FRICTION_EPSILON == DEFAULT_EPSILON

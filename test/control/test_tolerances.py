@@ -4,18 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbd_control.control.tolerances import (
-    GOAL_VIOLATED,
-    PATH_VIOLATED,
-    RUNNING,
-    SUCCEEDED,
-    JointTolerance,
-    ToleranceError,
-    check,
-    default_tolerances,
-    resolve_tolerance,
-    tolerances_from_goal,
-)
+from rbd_control.control.trajectory.tolerances import (GOAL_VIOLATED, PATH_VIOLATED, RUNNING,
+                                                       SUCCEEDED, JointTolerance, ToleranceError,
+                                                       check, default_tolerances,
+                                                       resolve_tolerance, tolerances_from_goal)
 
 JOINTS = ["joint1", "joint2", "joint3"]
 Z = np.zeros(3)

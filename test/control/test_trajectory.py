@@ -6,16 +6,12 @@ import math
 import numpy as np
 import pytest
 
+from rbd_control.control.angles import wrap_to_pi
 from rbd_control.control.errors import TrajectoryError
-from rbd_control.control.polynomials import PiecewisePolynomial
-from rbd_control.control.trajectory import (
-    JointTrajectory,
-    TrajectoryPlan,
-    TrajectoryPoint,
-    plan_segments,
-    wrap_to_pi,
-)
-from rbd_control.control.trajectory_validation import validate
+from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint
+from rbd_control.control.trajectory.plan import TrajectoryPlan, plan_segments
+from rbd_control.control.trajectory.polynomials import PiecewisePolynomial
+from rbd_control.control.trajectory.validation import validate
 
 JOINTS = ("a", "b", "c")
 LIMITS = np.array([[-2.0, 2.0], [-2.0, 2.0], [-math.inf, math.inf]])

@@ -15,8 +15,8 @@ import pytest
 
 from rbd_control.dynamics import (InputError, ModelError, bias, coriolis_matrix, crba,
                                   forward_dynamics, gravity, load_urdf, rnea)
-from rbd_control.dynamics.urdf_checks import singular_joints
 from rbd_control.dynamics.closed_form import closed_form_rnea
+from rbd_control.dynamics.urdf_checks import singular_joints
 
 from dynamics_oracles import (PinocchioOracle, assert_close, example_robot_urdfs, random_state,
                               random_wrenches, read_robot)

@@ -9,11 +9,20 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rbd_control.dynamics import (bias, coriolis_matrix, crba, crba_batch, forward_dynamics,
-                                  gravity, gravity_batch, joint_forces, load_urdf, rnea,
-                                  rnea_batch)
-from rbd_control.dynamics.closed_form import (closed_form_rnea, closed_form_terms,
-                                              kinetic_energy)
+from rbd_control.dynamics import (
+    bias,
+    coriolis_matrix,
+    crba,
+    crba_batch,
+    forward_dynamics,
+    gravity,
+    gravity_batch,
+    joint_forces,
+    load_urdf,
+    rnea,
+    rnea_batch,
+)
+from rbd_control.dynamics.closed_form import closed_form_rnea, closed_form_terms, kinetic_energy
 
 from dynamics_oracles import PinocchioOracle, assert_close, random_state, random_wrenches
 from random_urdf_trees import PROPERTY_SETTINGS, to_urdf, trees

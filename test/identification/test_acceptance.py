@@ -14,11 +14,9 @@ import numpy as np
 import pytest
 
 from ident_support import DT, coulomb_plant, measured, record_tracking
-from rbd_control.control import (Controller, ControllerConfig, JointTrajectory,
-                                 TrajectoryPoint)
+from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_FRICTION, TRUE_PAYLOAD,
-                                    perturbed_urdf, true_friction_parameters,
-                                    validation_waypoints)
+                                    perturbed_urdf, true_friction_parameters, validation_waypoints)
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf, rnea_batch
 from rbd_control.identification import Friction, excitation_trajectory, fit, with_payload
@@ -55,8 +53,8 @@ def recordings(nominal, plant_xml):
 
     def run(trajectory, duration, payloads=()):
         q0 = trajectory.sample(0.0)[0][0]
-        return record_tracking(plant_xml, nominal, trajectory.to_joint_trajectory(
-            nominal.joint_names), duration, payloads=payloads, q0=q0)
+        return record_tracking(plant_xml, nominal, JointTrajectory.from_arrays(
+            nominal.joint_names, *trajectory.waypoints()), duration, payloads=payloads, q0=q0)
 
     return dict(arm=run(excitation, excitation.duration),
                 payload=run(excitation, 10.0, [TRUE_PAYLOAD]),

@@ -52,7 +52,7 @@ def test_excitation_stays_within_limits_and_starts_and_ends_at_rest(arm, excitat
 
 
 def test_excitation_is_a_joint_trajectory(arm, excitation):
-    trajectory = excitation.to_joint_trajectory(arm.joint_names, dt=0.05)
+    trajectory = JointTrajectory.from_arrays(arm.joint_names, *excitation.waypoints(dt=0.05))
     assert isinstance(trajectory, JointTrajectory)
     point = trajectory.points[7]
     q, qd, qdd = excitation.sample(point.time_from_start)

@@ -21,7 +21,7 @@ def test_bringup_excite_records_a_run_rbd_identify_reads(ros_env, tmp_path):
     record, plant = tmp_path / "excitation.npz", tmp_path / "plant.urdf"
     plant.write_text(perturbed_urdf(default_arm_urdf()))
     result = subprocess.run(
-        [sys.executable, "-m", "rbd_control.bringup", "--lockstep", "--excite", "10",
+        [sys.executable, "-m", "rbd_control.bringup.launcher", "--lockstep", "--excite", "10",
          "--plant-description", str(plant), "--record", str(record), "--duration", "400",
          "--log-dir", str(tmp_path)],
         env=ros_env, capture_output=True, text=True, timeout=420)

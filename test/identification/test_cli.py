@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from ident_support import record_tracking
+from rbd_control.control import JointTrajectory
 from rbd_control.demo.plant import TRUE_FRICTION, perturbed_urdf
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
@@ -23,7 +24,7 @@ def recording(tmp_path_factory):
     nominal = load_urdf(default_arm_urdf())
     excitation = excitation_trajectory(nominal, 20.0, iterations=20)
     rec = record_tracking(perturbed_urdf(default_arm_urdf()), nominal,
-                          excitation.to_joint_trajectory(nominal.joint_names), 20.0,
+                          JointTrajectory.from_arrays(nominal.joint_names, *excitation.waypoints()), 20.0,
                           q0=excitation.sample(0.0)[0][0])
     return Recording(nominal.joint_names, rec["t"], rec["q"], rec["tau"])
 

@@ -9,11 +9,11 @@ from ident_support import oracles
 from rbd_control.demo.plant import TRUE_PAYLOAD
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import InputError, load_urdf, rnea
+from rbd_control.dynamics.inertial_parameters import (consistency_violations, from_pseudo_inertia,
+                                                      from_rigid_body, log_cholesky_to_parameters,
+                                                      parameters_to_log_cholesky, pseudo_inertia,
+                                                      to_rigid_body)
 from rbd_control.identification import with_payload
-from rbd_control.identification.parameters import (consistency_violations, from_pseudo_inertia,
-                                                   from_rigid_body, log_cholesky_to_parameters,
-                                                   parameters_to_log_cholesky, pseudo_inertia,
-                                                   to_rigid_body)
 from rbd_control.identification.result import rewrite_inertials
 from rbd_control.sim.mujoco_model import build_mujoco_model, joint_index
 

@@ -15,7 +15,7 @@ from rbd_control.dynamics import load_urdf
 
 helpers = load("ros/ros_helpers.py", "rbd_test_ident_ros_helpers")
 
-NODE, MODULE = "rbd_controller", "rbd_control.ros.controller_node"
+NODE, MODULE = "rbd_controller", "rbd_control.ros.controller.node"
 COMMANDS = "/effort_controller/commands"
 URDF = default_arm_urdf()
 MODEL = load_urdf(URDF)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rbd_control.dynamics import InputError, load_urdf, rnea
-from rbd_control.identification.regressor import regressor, regressor_batch
+from rbd_control.dynamics.regressor import regressor, regressor_batch
 
 from ident_support import oracles
 

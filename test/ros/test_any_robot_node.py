@@ -16,7 +16,7 @@ from rbd_control.control import Controller, ControllerConfig
 from rbd_control.dynamics import load_urdf
 from ros_helpers import RELIABLE_DEEP, joint_state
 
-MODULE = 'rbd_control.ros.controller_node'
+MODULE = 'rbd_control.ros.controller.node'
 COMMANDS = '/effort_controller/commands'
 PR2 = 'pr2_description/urdf/pr2.urdf'
 CALM_TIMEOUT = 5.0

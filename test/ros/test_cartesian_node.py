@@ -8,7 +8,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 
-from rbd_control.control.pose import quat_from_matrix
+from rbd_control.control.laws.pose import quat_from_matrix
 from rbd_control.dynamics import frame_pose
 from ros_helpers import RELIABLE_DEEP, joint_state, set_parameters
 from test_controller_node import ALL_JOINTS, MODEL, NODE, PROBE, core, start

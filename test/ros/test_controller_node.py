@@ -21,12 +21,11 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from rbd_control.control import Controller, ControllerConfig
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import gravity, load_urdf
-from ros_helpers import (
-    LATCHED, RELIABLE_DEEP, finite, get_parameters, joint_state, max_abs_difference,
-    set_parameters, shuffled_state)
+from ros_helpers import (LATCHED, RELIABLE_DEEP, finite, get_parameters, joint_state,
+                         max_abs_difference, set_parameters, shuffled_state)
 
 NODE = 'rbd_controller'
-MODULE = 'rbd_control.ros.controller_node'
+MODULE = 'rbd_control.ros.controller.node'
 COMMANDS = '/effort_controller/commands'
 URDF = default_arm_urdf()
 MODEL = load_urdf(URDF)

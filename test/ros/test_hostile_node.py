@@ -25,14 +25,15 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
-from rbd_control.ros.heavy_inputs import DECODE_CHUNK, MAX_TRAJECTORY_BYTES, string_from_cdr
+from rbd_control.ros.controller.heavy_inputs import (DECODE_CHUNK, MAX_TRAJECTORY_BYTES,
+                                                     string_from_cdr)
 
 from ros_helpers import LATCHED, _call
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 
 NODE = 'rbd_controller'
-MODULE = 'rbd_control.ros.controller_node'
+MODULE = 'rbd_control.ros.controller.node'
 COMMANDS = '/effort_controller/commands'
 TRAJECTORY = f'/{NODE}/joint_trajectory'
 URDF = default_arm_urdf()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rbd_control.control.parameters import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_name
+from rbd_control.params.controller import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_name
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
@@ -127,7 +127,7 @@ def test_arm_launch_modes_are_the_node_modes():
     tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
     imports = {(node.module, alias.name) for node in tree.body if isinstance(node, ast.ImportFrom)
                for alias in node.names}
-    assert ('rbd_control.control.parameters', 'MODES') in imports, 'MODES must come from the table'
+    assert ('rbd_control.params.controller', 'MODES') in imports, 'MODES must come from the table'
     constants = module_constants(tree)
     assert 'MODES' not in constants
     assert constants['SIMULATORS'] == ('none', 'mujoco', 'gazebo')

@@ -13,7 +13,7 @@ from rbd_control.dynamics import load_urdf
 from ros_helpers import RELIABLE_DEEP, get_parameters
 
 NODE = 'rbd_controller'
-MODULE = 'rbd_control.ros.controller_node'
+MODULE = 'rbd_control.ros.controller.node'
 COMMANDS = '/effort_controller/commands'
 STREAM_SCRIPT = str(Path(__file__).with_name('publish_states.py'))
 JOINTS = list(load_urdf(default_arm_urdf()).joint_names)

@@ -45,7 +45,7 @@ def test_wheel_installs_share_files_ament_marker_and_console_scripts(tmp_path):
     assert {DATA + path for path in expected_share} <= names
     # the default arm is also package data, read through importlib.resources
     assert 'rbd_control/description/rbd_arm.urdf' in names
-    assert 'rbd_control/ros/controller_node.py' in names
+    assert 'rbd_control/ros/controller/node.py' in names
 
     metadata = wheel.read(next(n for n in names if n.endswith('.dist-info/METADATA'))).decode()
     requires = [line.split(':', 1)[1].strip() for line in metadata.splitlines()

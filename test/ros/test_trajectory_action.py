@@ -9,7 +9,7 @@ from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 from ros_helpers import RELIABLE_DEEP, joint_state
 
-MODULE = 'rbd_control.ros.controller_node'
+MODULE = 'rbd_control.ros.controller.node'
 URDF = default_arm_urdf()
 JOINTS = list(load_urdf(URDF).joint_names)
 OFF = '~/follow_joint_trajectory and ~/controller_state are off: control_msgs is not importable'

@@ -23,7 +23,7 @@ def run(module, args, env, timeout):
 
 def test_bringup_closes_the_loop_and_sends_the_demo_trajectory(ros_env, tmp_path):
     result = run(
-        "rbd_control.bringup",
+        "rbd_control.bringup.launcher",
         ["--lockstep", "--demo-trajectory", "--duration", "15", "--log-dir", str(tmp_path)],
         ros_env,
         timeout=60,

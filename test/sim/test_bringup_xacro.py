@@ -34,7 +34,7 @@ def two_link_config(path: Path) -> Path:
 
 def bringup(args, env, **kwargs):
     return subprocess.Popen(
-        [sys.executable, "-m", "rbd_control.bringup", *args],
+        [sys.executable, "-m", "rbd_control.bringup.launcher", *args],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 

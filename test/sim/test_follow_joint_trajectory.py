@@ -19,12 +19,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rbd_control.bringup import DEFAULT_ARM_HOME
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME
 from rbd_control.description import default_arm_urdf
 
-from test_in_the_loop import (
-    ARM_JOINTS, SIM_NODE, controller_parameters, positions, sim_parameters, stamp_of,
-    start_loop, wait_for_commands)
+from test_in_the_loop import (ARM_JOINTS, SIM_NODE, controller_parameters, positions,
+                              sim_parameters, stamp_of, start_loop, wait_for_commands)
 
 ACTION = "/rbd_controller/follow_joint_trajectory"
 Result = FollowJointTrajectory.Result

@@ -19,14 +19,14 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
-from rbd_control.ros.conversions import joint_trajectory_msg  # noqa: E402
-from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints  # noqa: E402
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints  # noqa: E402
 from rbd_control.control import Controller, ControllerConfig  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402
 from rbd_control.dynamics import load_urdf  # noqa: E402
+from rbd_control.ros.conversions import joint_trajectory_msg  # noqa: E402
 
-SIM = "rbd_control.sim.ros_node"
-CONTROLLER = "rbd_control.ros.controller_node"
+SIM = "rbd_control.ros.simulator.node"
+CONTROLLER = "rbd_control.ros.controller.node"
 SIM_NODE = "rbd_mujoco_sim"
 ARM_JOINTS = list(DEFAULT_ARM_HOME)
 UR_JOINTS = [

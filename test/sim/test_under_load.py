@@ -17,12 +17,11 @@ import pytest
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from rbd_control.bringup import DEFAULT_ARM_HOME
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
-from test_in_the_loop import (
-    ARM_JOINTS, SIM, SIM_NODE, STARTUP_S, controller_parameters, positions, sim_parameters,
-    stamp_of, start_loop, wait_for_commands)
+from test_in_the_loop import (ARM_JOINTS, SIM, SIM_NODE, STARTUP_S, controller_parameters,
+                              positions, sim_parameters, stamp_of, start_loop, wait_for_commands)
 
 HELD = 1e-2         # rad
 OFFSET = 5e-3       # rad: the restarted simulator's start pose minus the held one

@@ -1,0 +1,211 @@
+"""The child processes of rbd_bringup (and the demo): rbd_mujoco_sim and rbd_controller.
+
+    BringupConfig     what arm.launch.py's arguments choose, plus the simulator's settings
+    Bringup           starts both nodes as child processes (a context manager)
+    NodeProcess       one node in a child process, its output in a log file
+
+Why child processes and not one executor with every node: the simulator and the
+controller each run a 1 kHz loop in Python; in one process they would share one GIL,
+so every state->command round trip would queue behind the other node's callbacks and
+the latency measured would be an artefact of the bringup, not of the controller. In
+separate processes they run on separate cores, as they do under `ros2 launch`, and a
+crash of one does not take the other down (the controller's watchdog can act).
+No rclpy here: the nodes' parameters go to them as --params-file YAML.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+CONTROLLER_MODULE = "rbd_control.ros.controller.node"
+SIMULATOR_MODULE = "rbd_control.ros.simulator.node"
+CONTROLLER_NODE = "rbd_controller"
+SIMULATOR_NODE = "rbd_mujoco_sim"
+CONFIG_FILE = "config/arm_controller.yaml"
+
+
+# --- configuration ------------------------------------------------------------------
+
+
+def find_config_file(relative: str = CONFIG_FILE) -> Path:
+    """config/… from the installed share/rbd_control, else from the source checkout."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+        try:
+            installed = Path(get_package_share_directory("rbd_control")) / relative
+            if installed.is_file():
+                return installed
+        except (PackageNotFoundError, OSError):  # OSError: no AMENT_PREFIX_PATH at all
+            pass
+    except ImportError:
+        pass
+    source = Path(__file__).resolve().parent.parent / relative
+    if source.is_file():
+        return source
+    raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control nor in {source.parent}")
+
+
+def controller_parameters(config_file: Path) -> dict:
+    """The rbd_controller parameters of a `/**: ros__parameters:` (or node-named) YAML."""
+    document = yaml.safe_load(Path(config_file).read_text()) or {}
+    for key in ("/**", CONTROLLER_NODE, f"/{CONTROLLER_NODE}"):
+        if key in document:
+            return dict(document[key].get("ros__parameters", {}))
+    raise ValueError(f"{config_file} has no '/**' or '{CONTROLLER_NODE}' ros__parameters section")
+
+
+@dataclass
+class BringupConfig:
+    """What arm.launch.py's arguments choose, plus the simulator's own settings."""
+
+    urdf: str
+    config_file: Path
+    mode: str | None = None  # None: the config file's mode
+    lockstep: bool = False
+    initial_positions: dict[str, float] = field(default_factory=dict)
+    joint_damping: bool = True
+    extra_controller_parameters: dict = field(default_factory=dict)
+    # more rbd_controller --params-file YAMLs after config_file (rbd_identify's friction.yaml,
+    # payload.yaml), before extra_controller_parameters
+    controller_params_files: list[Path] = field(default_factory=list)
+    # the simulated robot when it is not `urdf` (rbd_mujoco_sim's plant_description), and
+    # rbd_mujoco_sim parameters on top (payload.*, stiff_friction)
+    plant_urdf: str | None = None
+    extra_simulator_parameters: dict = field(default_factory=dict)
+    log_dir: Path | None = None  # None: a temporary directory
+
+    def joints(self) -> list[str]:
+        return list(controller_parameters(self.config_file).get("joints") or [])
+
+
+# --- child processes ---------------------------------------------------------------
+
+
+class NodeProcess:
+    """One node in a child process, its output in a log file."""
+
+    def __init__(self, name: str, module: str, ros_args: Sequence[str], log_path: Path) -> None:
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", module, "--ros-args", *ros_args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 5.0) -> int:
+        """SIGINT for a clean rclpy shutdown; SIGKILL if it does not end in time."""
+        if self.alive():
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode
+
+    def log_tail(self, lines: int = 20) -> str:
+        self._log.flush()
+        return "\n".join(self.log_path.read_text().splitlines()[-lines:])
+
+
+def _write_params(path: Path, node: str, parameters: dict) -> Path:
+    path.write_text(yaml.safe_dump({node: {"ros__parameters": parameters}}))
+    return path
+
+
+class Bringup:
+    """Starts the simulator and the controller as child processes; use as a context manager.
+
+    The robot_description itself is published by `DescriptionPublisher` in the caller's
+    process (it needs an rclpy context, which the caller owns).
+    """
+
+    def __init__(self, config: BringupConfig) -> None:
+        self.config = config
+        self._tmp = None
+        self.log_dir = config.log_dir
+        self.simulator: NodeProcess | None = None
+        self.controller: NodeProcess | None = None
+
+    def __enter__(self) -> "Bringup":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        if self.log_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="rbd_bringup_")
+            self.log_dir = Path(self._tmp.name)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.simulator = self.start_simulator()
+        self.controller = self.start_controller()
+
+    def start_simulator(self) -> NodeProcess:
+        joints = self.config.joints()
+        parameters = {
+            "lockstep": self.config.lockstep,
+            "joint_damping": self.config.joint_damping,
+            "publish_clock": True,
+            "publish_latency": True,
+            "use_sim_time": False,  # it is the clock
+        }
+        if joints:
+            parameters["joints"] = joints
+        if self.config.initial_positions:
+            order = joints or list(self.config.initial_positions)
+            parameters["joints"] = order
+            parameters["initial_positions"] = [
+                float(self.config.initial_positions.get(j, 0.0)) for j in order
+            ]
+        if self.config.plant_urdf:
+            parameters["plant_description"] = self.config.plant_urdf
+        parameters.update(self.config.extra_simulator_parameters)
+        params = _write_params(self.log_dir / "simulator.yaml", SIMULATOR_NODE, parameters)
+        return NodeProcess(
+            SIMULATOR_NODE, SIMULATOR_MODULE, ["--params-file", str(params)],
+            self.log_dir / "simulator.log",
+        )
+
+    def start_controller(self) -> NodeProcess:
+        # The same YAML arm.launch.py gives rbd_controller, then the launch arguments on top.
+        overrides = {"use_sim_time": True, **self.config.extra_controller_parameters}
+        if self.config.mode:
+            overrides["mode"] = self.config.mode
+        params = _write_params(self.log_dir / "controller_overrides.yaml", CONTROLLER_NODE, overrides)
+        return NodeProcess(
+            CONTROLLER_NODE, CONTROLLER_MODULE,
+            [arg for path in (self.config.config_file, *self.config.controller_params_files, params)
+             for arg in ("--params-file", str(path))],
+            self.log_dir / "controller.log",
+        )
+
+    def check_alive(self) -> None:
+        """Raise RuntimeError with the log tail of a child that has exited."""
+        for child in (self.simulator, self.controller):
+            if child is not None and not child.alive():
+                raise RuntimeError(
+                    f"{child.name} exited with code {child.process.returncode}:\n{child.log_tail()}"
+                )
+
+    def stop(self) -> None:
+        for child in (self.controller, self.simulator):
+            if child is not None:
+                child.stop()

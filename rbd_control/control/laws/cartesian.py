@@ -1,0 +1,183 @@
+"""Cartesian impedance: the law of mode `cartesian_impedance` and its targets. No rclpy.
+
+    tau = J^T (K e - D xdot + f_d) + N (K_n (q_n - q) - D_n qd) + C(q, qd) qd + G(q)
+
+J (6 x nq) is the end-effector link's Jacobian, [omega; v] in world axes; e = [e_o; e_p] the
+pose error towards the interpolated target (pose.py), each part clipped to its norm bound
+(max_cartesian_error, as franka_example_controllers' cartesian impedance example limits the
+error so that a far target cannot slam the arm); xdot = J qd.
+D is the "double diagonalization" design of Albu-Schaeffer, Ott, Frese & Hirzinger 2003
+(Cartesian impedance control of redundant robots, ICRA): in the coordinates where Lambda = 1 and
+K is diagonal, each mode gets 2 zeta sqrt(k); back in task coordinates
+    D = 2 zeta Lambda^1/2 (Lambda^-1/2 K Lambda^-1/2)^1/2 Lambda^1/2
+which is positive definite for any Lambda, K (their product-sum "factorization" design is not
+when Lambda is as anisotropic as it gets near a singularity). D / (2 zeta) is the matrix
+geometric mean Lambda # K, which is symmetric in its arguments (Bhatia 2007, Positive Definite
+Matrices, ch. 4), so with K diagonal and positive it is computed as
+    D = 2 zeta K^1/2 (K^-1/2 Lambda K^-1/2)^1/2 K^1/2
+with one eigendecomposition and no root of Lambda.
+N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
+the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
+D_n = 2 zeta sqrt(K_n h) per joint, h the joint's reference inertia (gains.py). Lambda comes damped near singularities
+(dynamics.operational_space_inertia), so nothing here divides by a vanishing number.
+f_d is the wrench the arm adds at the end effector: [force; torque] in world axes at the link
+origin (geometry_msgs/Wrench order), ramped in over WRENCH_RAMP_TIME by the minimum-jerk profile.
+Config vectors follow the same convention: stiffness (kx, ky, kz, krx, kry, krz).
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, NamedTuple, Optional
+
+import numpy as np
+
+from rbd_control.dynamics import bias, frame_pose, operational_space_inertia
+
+from rbd_control.control.laws.gains import GainError, resolve_per_joint
+from rbd_control.control.laws.joint import position_error
+from rbd_control.control.laws.pose import (PoseInterpolation, minimum_jerk, orientation_error,
+                                           quat_from_matrix)
+from rbd_control.control.safety.checks import ConfigError
+
+WRENCH_RAMP_TIME = 0.25   # s
+# [force; torque] -> [moment; force] (J's rows), and [e_o; e_p] -> [e_p; e_o]: the same swap
+WRENCH_TO_TWIST_ORDER = TWIST_TO_CONFIG_ORDER = np.array([3, 4, 5, 0, 1, 2])
+
+
+class CartesianState(NamedTuple):
+    """What the law saw and aimed at in one update (for ~/current_pose and tuning plots)."""
+
+    position: np.ndarray          # end-effector origin, world
+    quaternion_xyzw: np.ndarray
+    target_position: np.ndarray   # the interpolated target at this time
+    target_quaternion_xyzw: np.ndarray
+    error: np.ndarray             # [e_p; e_o] after clipping (position first, like the config)
+    wrench: np.ndarray            # f_d in force [fx, fy, fz, tx, ty, tz]
+    damping: float                # the Lambda damping (0 away from singularities)
+
+
+def clip_norm(x, bound):
+    norm = math.hypot(*x)
+    return x if norm <= bound else x * (bound / norm)
+
+
+def sqrt_psd(A):
+    """The symmetric square root of a symmetric positive semi-definite matrix."""
+    s, V = np.linalg.eigh(A)
+    return (V * np.sqrt(np.maximum(s, 0.0))) @ V.T
+
+
+class CartesianImpedance:
+    """Targets and law for one end-effector link. All vectors here are in model joint order."""
+
+    def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
+                 nullspace_damping, nullspace_posture):
+        frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
+        if model.link_body[ee_link] < 0:
+            raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
+        self.model, self.ee_link = model, ee_link
+        self.continuous = np.asarray(model.continuous, dtype=bool)
+        k = np.asarray(stiffness, dtype=float)
+        self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
+        # K^1/2_a K^1/2_b, for D (K > 0: ControllerConfig.check refuses anything else)
+        self._K_root_outer = np.outer(np.sqrt(self.K), np.sqrt(self.K))
+        self.zeta = float(damping_ratio)
+        self.max_translation, self.max_rotation = (float(x) for x in max_error)
+        self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
+        self.configured_posture = np.asarray(nullspace_posture, dtype=float)
+        self.posture = None
+        self._target = None
+        self._wrench_from = self._wrench_to = np.zeros(6)
+        self._wrench_t0 = -math.inf
+        self.last: Optional[CartesianState] = None
+
+    @property
+    def active(self) -> bool:
+        return self._target is not None
+
+    def deactivate(self):
+        self._target = None
+
+    def activate(self, q, now):
+        """Hold the measured pose, no wrench; the posture is nullspace_posture where it is a
+        number and q where it is NaN."""
+        T = frame_pose(self.model, q, self.ee_link)
+        self._target = PoseInterpolation.hold(T[:3, 3], quat_from_matrix(T[:3, :3]), now)
+        self.posture = np.where(np.isnan(self.configured_posture), q, self.configured_posture)
+        self._wrench_from = self._wrench_to = np.zeros(6)
+        self._wrench_t0 = -math.inf
+
+    def set_pose_target(self, position, quaternion_xyzw, now):
+        """Move from where the target is now (continuous, no jump) to the new pose."""
+        p, q = self._target.sample(now)
+        self._target = PoseInterpolation(p, q, position, quaternion_xyzw, now)
+
+    def set_wrench_target(self, wrench, now):
+        self._wrench_from, self._wrench_to = self.wrench(now), np.array(wrench, dtype=float)
+        self._wrench_t0 = now
+
+    @property
+    def end_time(self) -> float:
+        return self._target.end_time
+
+    def wrench(self, now):
+        s = minimum_jerk((now - self._wrench_t0) / WRENCH_RAMP_TIME)
+        return self._wrench_from + s * (self._wrench_to - self._wrench_from)
+
+    def damping_matrix(self, Lambda):
+        """D = 2 zeta Lambda # K = 2 zeta K^1/2 (K^-1/2 Lambda K^-1/2)^1/2 K^1/2"""
+        K_outer = self._K_root_outer
+        return (2.0 * self.zeta) * K_outer * sqrt_psd(Lambda / K_outer)
+
+    def torques(self, q, qd, now):
+        """(feedforward C qd + G, feedback J^T F + N tau_n), model order."""
+        ops = operational_space_inertia(self.model, q, self.ee_link)
+        J, Lambda = ops.J, ops.Lambda
+        T = frame_pose(self.model, q, self.ee_link)
+        p_d, q_d = self._target.sample(now)
+        quat = quat_from_matrix(T[:3, :3])
+        # e = [e_o; e_p], each clipped to its bound
+        e_p = clip_norm(p_d - T[:3, 3], self.max_translation)
+        e_o = clip_norm(orientation_error(q_d, quat), self.max_rotation)
+        e = np.concatenate([e_o, e_p])
+        f_d = self.wrench(now)
+        F = self.K * e - self.damping_matrix(Lambda) @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
+        # J^T F + N tau_n = J^T (F - Jbar^T tau_n) + tau_n,  Jbar^T = Lambda J H^-1
+        tau_n = self.K_n * position_error(self.posture, q, self.continuous) - self.D_n * qd
+        feedback = J.T @ (F - Lambda @ (ops.Hinv_JT.T @ tau_n)) + tau_n
+        self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, e[TWIST_TO_CONFIG_ORDER],
+                                   f_d, ops.damping)
+        return bias(self.model, q, qd), feedback
+
+
+def from_config(model, config, joint_map, reference_inertia):
+    """The law a ControllerConfig asks for on this model (None without an ee_link); per-joint
+    values in command order (joint_map) become model order. ConfigError with the reason."""
+    joints = joint_map.names
+    if not config.ee_link:
+        return None
+    if config.ee_link not in model.link_body and config.mode != "cartesian_impedance":
+        # another robot than the configured one (a shared YAML names tool0): the joint-space
+        # modes still work; switching to cartesian_impedance is refused (no law)
+        return None
+    try:
+        stiffness = joint_map.put(resolve_per_joint(
+            config.nullspace_stiffness, joints, np.zeros(len(joints)), "nullspace_stiffness"))
+        # NaN: that joint's posture is the one at activation
+        posture = np.full(len(joints), np.nan)
+        value = config.nullspace_posture
+        if value is not None:
+            given = resolve_per_joint(value, joints, np.zeros(len(joints)), "nullspace_posture",
+                                      minimum=-math.inf)
+            chosen = [j in value for j in joints] if isinstance(value, Mapping) else slice(None)
+            posture[chosen] = given[chosen]
+    except GainError as exc:
+        raise ConfigError(str(exc)) from None
+    inertia = joint_map.put(reference_inertia, fill=1.0)
+    zeta = config.cartesian_damping_ratio
+    try:
+        return CartesianImpedance(
+            model, config.ee_link, config.cartesian_stiffness, zeta, config.max_cartesian_error,
+            stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia), joint_map.put(posture, fill=np.nan))
+    except ValueError as exc:   # InputError for an unknown link, or a link on the base
+        raise ConfigError(f"ee_link: {exc}") from None

@@ -1,0 +1,103 @@
+"""What the controller needs of one model (config.ModelPlan), built from the model and the
+ControllerConfig without touching a running controller: the command <-> model joint map, the
+effort limits, the gains (defaults, then the config's overrides), the gravity-compensation
+damping, the positions of joints nobody measures, the friction compensation and the
+cartesian_impedance law. Raises ConfigError with the reason. No rclpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rbd_control.dynamics import RbdError
+
+from rbd_control.control.config import ModelPlan
+from rbd_control.control.errors import ConfigError, ControlError, brief
+from rbd_control.control.laws import cartesian
+from rbd_control.control.laws.gain_table import resolve, with_config
+from rbd_control.control.laws.gains import default_gains
+from rbd_control.dynamics.friction import Friction
+from rbd_control.dynamics.inertial_parameters import with_payload
+from rbd_control.dynamics.joint_map import JointMap
+from rbd_control.params.bounds import MAX_PLAUSIBLE_POSITION, finite
+
+__all__ = ["plan_model", "plan_gains", "friction_compensation", "carrying_payload"]
+
+
+def plan_model(model, config, warnings) -> ModelPlan:
+    """The ModelPlan of `model` under `config`; warnings: a ThrottledWarnings for the
+    fixed_positions naming joints this model does not have."""
+    joints = tuple(config.joints) if config.joints is not None else tuple(model.joint_names)
+    try:
+        joint_map = JointMap.by_name(joints, model.joint_names, "the robot model")
+    except KeyError as exc:
+        raise ConfigError(exc.args[0]) from None
+    effort_limit = _effort_limits(model, joint_map, config)
+    gains = plan_gains(model, joint_map, effort_limit, config)
+    damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
+    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia)
+    return ModelPlan(model, joint_map, effort_limit, gains, damping,
+                     _fixed_positions(model, config, warnings),
+                     friction_compensation(model, config.friction, config.friction_epsilon),
+                     cartesian=law)
+
+
+def plan_gains(model, joint_map, effort_limit, config):
+    """The model's default gains (gains.py: the bandwidth rule on its inertia) for the joints
+    of joint_map, with the config's overrides on top."""
+    try:
+        base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=config.bandwidth_hz,
+                             damping_ratio=config.damping_ratio)
+    except ControlError:
+        raise
+    except RbdError as exc:  # the dynamics refused the model's reference poses
+        raise ConfigError(f"default gains: {exc}") from exc
+    return with_config(base, joint_map.names, config)
+
+
+def _fixed_positions(model, config, warnings):
+    """Model-order values for joints missing from the states: fixed_positions, else 0."""
+    fill = np.zeros(model.nq)
+    position = {name: i for i, name in enumerate(model.joint_names)}
+    for joint, value in (config.fixed_positions or {}).items():
+        if joint not in position:
+            warnings.once(f"fixed:{joint}", f"fixed_positions names {joint!r}, which "
+                          f"robot {model.name!r} does not have; ignored")
+        elif not (finite(value) and abs(float(value)) <= MAX_PLAUSIBLE_POSITION):
+            raise ConfigError(f"fixed_positions for {joint} must be a finite position within "
+                              f"+-{MAX_PLAUSIBLE_POSITION:g}, got {value!r}")
+        else:
+            fill[position[joint]] = float(value)
+    return fill
+
+
+def _effort_limits(model, joint_map, config):
+    """|tau| bound per commanded joint: the URDF's <limit effort> or the config's override."""
+    joints = joint_map.names
+    urdf = joint_map.take(np.asarray(model.effort_limit, dtype=float))
+    limits = resolve(config.effort_limit, joints, np.where(np.isfinite(urdf), urdf, 0.0),
+                     "effort_limit")
+    missing = [j for j, lim in zip(joints, limits) if not lim > 0.0]
+    if missing:
+        raise ConfigError(
+            f"joints {brief(missing)} have no positive <limit effort> in the URDF; torque control needs "
+            "one (set effort_limit in the controller config to override)")
+    return limits
+
+def friction_compensation(model, friction, epsilon) -> Friction:
+    """{joint: {"viscous": b, "coulomb": f_c}} (joints not named get none) as a Friction in
+    model order."""
+    try:
+        return Friction.from_dict(model.joint_names, friction or {}, epsilon)
+    except (RbdError, AttributeError, TypeError) as exc:
+        raise ConfigError(f"friction: {exc}") from None
+
+
+def carrying_payload(bare_model, link, mass, com, inertia):
+    """bare_model with a rigid payload on `link` (mass kg; com and inertia about the COM, 3
+    moments or 3x3, in the link frame); link None: bare_model itself (mass 0 adds nothing)."""
+    if link is None:
+        return bare_model
+    try:
+        return with_payload(bare_model, link, mass, com, inertia)
+    except (RbdError, TypeError) as exc:
+        raise ConfigError(f"payload rejected: {exc}") from None

@@ -1,0 +1,59 @@
+"""The rbd_mujoco_sim node's parameters, defined once (see params/table.py).
+
+All are read-only: each shapes the model or the wiring; restart the node to change one.
+"""
+from rbd_control.params.controller import DEFAULT_COMMAND_TOPIC
+from rbd_control.params.table import (Parameter, ParameterTable, finite_number,
+                                      finite_numbers_of_length, not_empty, positive)
+
+__all__ = ["SIM_PARAMETERS"]
+
+
+def _finite_numbers(values):
+    return None if all(finite_number(v) for v in values or []) else \
+        "initial_positions must be finite numbers"
+
+
+SIM_PARAMETERS = ParameterTable([
+    Parameter("robot_description", "string", "",
+              "URDF XML; empty: use the /robot_description topic."),
+    Parameter("plant_description", "string", "",
+              "URDF XML of the simulated robot when it is not the controller's description (a "
+              "robot whose URDF is off); set: robot_description and the topic are ignored."),
+    Parameter("joints", "string_array", None,
+              "Command order of the effort topic; empty: all joints."),
+    Parameter("initial_positions", "double_array", None,
+              "Start pose, one value per entry of `joints`; empty: the zero pose.",
+              check=_finite_numbers, constraint="finite numbers"),
+    Parameter("timestep", "double", 0.001, "Physics step, seconds.", **positive(1.0)),
+    Parameter("lockstep", "bool", False, "One physics step per command instead of real time."),
+    Parameter("lockstep_kick_period", "double", 0.5,
+              "Re-publish an unanswered state after this wall time, seconds.", **positive(60.0)),
+    Parameter("lockstep_resync_window", "double", 0.1,
+              "Lockstep: absorb duplicate answers this long, seconds.", **positive(60.0)),
+    Parameter("real_time_factor", "double", 1.0, "Real time: sim seconds per wall second.",
+              **positive(1000.0)),
+    Parameter("wait_for_first_command", "bool", True,
+              "Real time: hold physics until a command arrives."),
+    Parameter("joint_damping", "bool", True, "Apply URDF <dynamics damping friction>."),
+    Parameter("stiff_friction", "bool", False,
+              "URDF <dynamics friction> at full strength from ~0.03 rad/s (Coulomb), not "
+              "MuJoCo's soft frictionloss (simulator.py)."),
+    Parameter("payload.link", "string", "",
+              "Link carrying a payload the plant's URDF does not have. Empty: no payload."),
+    Parameter("payload.mass", "double", 0.0, "Payload mass, kg.", low=0.0, high=1.0e4),
+    Parameter("payload.com", "double_array", None,
+              "Payload centre of mass [x, y, z] in the link frame, m. Empty: the link origin.",
+              check=finite_numbers_of_length("payload.com", (0, 3)), constraint="empty or 3 finite numbers"),
+    Parameter("payload.inertia", "double_array", None,
+              "Payload principal inertia about its centre of mass [ixx, iyy, izz], kg m^2. "
+              "Empty: 1e-4 each.", check=finite_numbers_of_length("payload.inertia", (0, 3)),
+              constraint="empty or 3 finite numbers"),
+    Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),
+    Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
+    Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),
+    Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC, "Effort command topic.",
+              check=not_empty("command_topic"), constraint="not empty"),
+    Parameter("state_topic", "string", "/joint_states", "Joint state topic.",
+              check=not_empty("state_topic"), constraint="not empty"),
+])

@@ -1,0 +1,185 @@
+"""A declarative parameter table: every parameter of a node defined once.
+
+In the spirit of generate_parameter_library (ros2_controllers' JTC writes its parameters in
+joint_trajectory_controller_parameters.yaml): each Parameter holds name, type, default,
+description, whether it is read-only (start-up) or runtime, and its validation. From one
+table the ROS adapter derives declarations and ParameterDescriptors
+(rbd_control/ros/parameter_binding.py), the set-callback validates with `ParameterTable.validate`,
+ControllerConfig takes its defaults and checks from it, and `markdown` writes the README list.
+
+A per-joint parameter is a template such as 'gains.<joint>.p' (JTC: gains.__map_joints.p):
+one entry stands for one parameter per controlled joint. Looking a name up costs one dict
+lookup plus one test per template, whatever the number of joints.
+
+No rclpy here: the core, tests and the documentation generator import this module.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+__all__ = ["JOINT", "Parameter", "ParameterTable", "finite_number", "markdown", "not_empty", "positive"]
+
+JOINT = "<joint>"      # the placeholder of per-joint templates
+TYPES = ("bool", "integer", "double", "string", "bool_array", "integer_array", "double_array",
+         "string_array")
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def positive(high: float) -> dict:
+    """Bounds (0, high] for a Parameter: Parameter(..., **positive(10.0))."""
+    return dict(low=0.0, high=high, low_open=True)
+
+
+def not_empty(name: str):
+    """A `check` refusing an empty value."""
+    return lambda value: None if value else f"{name} must not be empty"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter (or one per joint when `name` holds JOINT).
+
+    default None: declared without a value (e.g. a gain the core derives from the model).
+    low / high: numeric bounds; low_open / high_open make them exclusive.
+    choices: the allowed values of a string.
+    check: value -> reason (str) or None, for anything else; `constraint` says it in words.
+    """
+
+    name: str
+    type: str
+    default: Any
+    description: str
+    read_only: bool = True
+    low: Optional[float] = None
+    high: Optional[float] = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: Sequence[str] = ()
+    check: Optional[Callable[[Any], Optional[str]]] = None
+    constraint: str = ""
+
+    def __post_init__(self):
+        if self.type not in TYPES:
+            raise ValueError(f"parameter {self.name}: unknown type {self.type!r}")
+
+    @property
+    def per_joint(self) -> bool:
+        return JOINT in self.name
+
+    def for_joint(self, joint: str) -> str:
+        return self.name.replace(JOINT, joint)
+
+    def constraints_text(self) -> str:
+        """The validation in words (ParameterDescriptor.additional_constraints, README)."""
+        parts = []
+        if self.choices:
+            parts.append("one of: " + ", ".join(self.choices))
+        if self.low is not None or self.high is not None:
+            left = "(" if self.low_open else "["
+            right = ")" if self.high_open else "]"
+            low = "-inf" if self.low is None else f"{self.low:g}"
+            high = "inf" if self.high is None else f"{self.high:g}"
+            parts.append(f"in {left}{low}, {high}{right}")
+        if self.constraint:
+            parts.append(self.constraint)
+        return "; ".join(parts)
+
+    def validate(self, value, name: Optional[str] = None) -> Optional[str]:
+        """Why `value` is not acceptable, or None; `name` is the concrete name of a per-joint
+        parameter. Types are enforced by the middleware (rclpy refuses a value of another
+        type); this checks what types cannot say."""
+        name = name or self.name
+        if self.choices and value not in self.choices:
+            return f"unknown {name} '{value}'; expected one of {', '.join(self.choices)}"
+        if self.type in ("double", "integer") and (self.low is not None or self.high is not None):
+            if not finite_number(value) or not self._in_range(value):
+                return f"{name} must be a finite number {self.constraints_text()}, got {value!r}"
+        return self.check(value) if self.check is not None else None
+
+    def _in_range(self, value) -> bool:
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return not (self.high is not None
+                    and (value > self.high or (self.high_open and value == self.high)))
+
+
+class ParameterTable:
+    """The parameters of one node, looked up by name or by per-joint template."""
+
+    def __init__(self, parameters: Sequence[Parameter]):
+        self.parameters = tuple(parameters)
+        self._fixed = {p.name: p for p in self.parameters if not p.per_joint}
+        # template -> (prefix, suffix) around the joint name
+        self._templates = [(p, *p.name.split(JOINT)) for p in self.parameters if p.per_joint]
+        if len(self._fixed) + len(self._templates) != len(self.parameters):
+            raise ValueError("a parameter is defined twice")
+
+    def __iter__(self):
+        return iter(self.parameters)
+
+    @property
+    def fixed(self) -> tuple:
+        """The parameters that do not depend on the joints."""
+        return tuple(self._fixed.values())
+
+    @property
+    def per_joint(self) -> tuple:
+        return tuple(p for p, _, _ in self._templates)
+
+    def __getitem__(self, name: str) -> Parameter:
+        return self._fixed[name]
+
+    def default(self, name: str):
+        return self._fixed[name].default
+
+    def lookup(self, name: str):
+        """(Parameter, joint or None) for a concrete name; None for a name not in the table."""
+        parameter = self._fixed.get(name)
+        if parameter is not None:
+            return parameter, None
+        for template, prefix, suffix in self._templates:
+            if name.startswith(prefix) and name.endswith(suffix) \
+                    and len(name) > len(prefix) + len(suffix):
+                return template, name[len(prefix):len(name) - len(suffix)]
+        return None
+
+    def validate(self, name: str, value, joints=None) -> Optional[str]:
+        """Why `value` is not acceptable for parameter `name`, or None. A per-joint name must
+        name one of `joints` (a set, or None to accept any joint)."""
+        found = self.lookup(name)
+        if found is None:
+            return None
+        parameter, joint = found
+        if joint is not None and joints is not None and joint not in joints:
+            return f"{name} is for '{joint}', which is not a controlled joint"
+        return parameter.validate(value, name)
+
+
+def markdown(table: ParameterTable, title: str) -> str:
+    """The README's parameter list: one row per table entry."""
+    lines = [f"#### {title}", "", "| parameter | type | default | changeable | meaning |",
+             "|---|---|---|---|---|"]
+    for p in table:
+        default = "unset" if p.default is None else f"`{p.default!r}`"
+        when = "start-up" if p.read_only else "runtime"
+        meaning = p.description + (f" ({p.constraints_text()})" if p.constraints_text() else "")
+        meaning = meaning.replace("<", "&lt;").replace("|", "\\|")
+        lines.append(f"| `{p.name}` | {p.type} | {default} | {when} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+def finite_numbers_of_length(name, lengths):
+    """A check: a list of finite numbers whose length is one of `lengths`."""
+    def check(value):
+        values = list(value or [])
+        if len(values) not in lengths:
+            return f"{name} needs {' or '.join(map(str, lengths))} values, got {len(values)}"
+        if not all(finite_number(v) for v in values):
+            return f"{name} values must be finite numbers"
+        return None
+    return check

@@ -1,0 +1,43 @@
+"""/diagnostics: the control loop's health (rbd_control/control/safety/health.py) as
+diagnostic_msgs/DiagnosticArray, the way rqt_robot_monitor and diagnostic_aggregator read it.
+
+One DiagnosticStatus named '<node name>: control loop', hardware_id the robot's name, level
+OK / WARN / ERROR, a one-line message and the statistics as key/value pairs. Published on a
+steady timer, so it keeps reporting (ERROR: no joint states) when a simulator and its /clock
+are gone.
+"""
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.clock import Clock, ClockType
+
+TOPIC = '/diagnostics'
+
+
+def status_msg(report, name, hardware_id=''):
+    """A HealthReport as one DiagnosticStatus."""
+    return DiagnosticStatus(
+        level=bytes([report.level]), name=name, message=report.message, hardware_id=hardware_id,
+        values=[KeyValue(key=key, value=text) for key, text in report.values])
+
+
+class DiagnosticsPublisher:
+    """Calls `report()` -> (HealthReport, hardware_id) every `period` seconds and publishes it."""
+
+    def __init__(self, node, report, period):
+        self._node = node
+        self._report = report
+        self._name = f'{node.get_name()}: control loop'
+        self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
+        self._timer = node.create_timer(period, self._publish,
+                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def _publish(self):
+        try:
+            report, hardware_id = self._report()
+        except Exception as error:     # diagnostics must never take the node down
+            self._node.get_logger().error(f'diagnostics failed: {type(error).__name__}: {error}',
+                                          throttle_duration_sec=10.0)
+            return
+        msg = DiagnosticArray()
+        msg.header.stamp = self._node.get_clock().now().to_msg()
+        msg.status = [status_msg(report, self._name, hardware_id)]
+        self._publisher.publish(msg)

@@ -1,0 +1,259 @@
+"""rbd_controller: the ROS 2 face of rbd_control.control.
+
+Thin adapter: it turns parameters into a ControllerConfig, messages into calls of
+the ROS-free Controller, and Commands into messages. The control law, the
+trajectory handling and the watchdog's safe action all live in the core.
+
+Topics
+  in   robot_description        std_msgs/String, reliable + transient_local (used
+                                 only while the robot_description parameter is empty)
+  in   joint_states             sensor_msgs/JointState, matched by joint name
+  in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
+  in   ~/target_pose ~/target_wrench   geometry_msgs PoseStamped / WrenchStamped
+  out  ~/current_pose ~/desired_pose   geometry_msgs/PoseStamped (cartesian.py)
+  action ~/follow_joint_trajectory  control_msgs/action/FollowJointTrajectory, and
+  out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
+                                 (trajectory_action.py; off without control_msgs)
+  out  <command_topic>          std_msgs/Float64MultiArray, one per joint state answered
+                                 (after a stall, the newest queued one: intake.py,
+                                 state_path.py),
+                                 in `joints` order (JointGroupEffortController input)
+  out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
+                                 sensor_msgs/JointState in `joints` order (tuning.py)
+  out  /diagnostics             diagnostic_msgs/DiagnosticArray, loop health (diagnostics.py)
+
+Parameters: defined once in rbd_control/params/controller.py (CONTROLLER_PARAMETERS);
+rbd_control/ros/parameter_binding.py turns the table into declarations and descriptors. The
+model's lifecycle (description source, de-duplication, gravity override, joint adoption,
+last good model) is the ROS-free ModelSource (rbd_control/control/model/source.py): a
+robot_description or gravity set succeeds only once its model is built and in use.
+Before the first joint state nothing is published; after it, the watchdog publishes
+the core's safe command while states are missing for longer than state_timeout.
+
+Threads: the joint states are taken by their own thread (intake.StateLoop, started by
+run.spin_node; `--executor single_threaded` leaves them to the executor) and answered by
+state_path.py; the executor serves parameters, timers, services, the action server and the
+other topics; parameter_callbacks.py validates and applies sets. All share the controller
+under the node's lock.
+
+Hostile or huge input (guarded_inputs.py, heavy_inputs.py): trajectories and descriptions
+are bounded in bytes and read beside the control loop; a joint state with more than
+MAX_STATE_JOINTS names is refused before it is mapped; a keepalive thread runs the watchdog
+when the executor is stuck; repeated refusals are logged once per period with a count.
+
+Time: the controller runs on the joint states' header stamps (as ros2_control does), so
+trajectories are sampled at the instant each state was measured, in sim time or wall time
+alike, and never on a /clock message that arrived late. Between states that time advances
+with the steady clock, and the watchdog runs on a steady timer: when a simulator dies, its
+/clock stops too, and a watchdog on ROS time would never fire.
+"""
+import gc
+import sys
+import threading
+import time
+
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+
+from rbd_control.control import ConfigError, Controller, ControllerConfig
+from rbd_control.control.model.prepass import DescriptionPrepass
+from rbd_control.control.model.source import ModelRefused, ModelSource
+from rbd_control.control.safety.health import HealthThresholds, LoopHealth
+from rbd_control.params.controller import CONTROLLER_PARAMETERS, fixed_positions
+from rbd_control.ros.controller import trajectory_action
+from rbd_control.ros.controller.cartesian import CartesianTopics, cartesian_config
+from rbd_control.ros.controller.corrections import ModelCorrections
+from rbd_control.ros.controller.diagnostics import DiagnosticsPublisher
+from rbd_control.ros.controller.guarded_inputs import GuardedInputs
+from rbd_control.ros.controller.parameter_callbacks import PARAMETER_SOURCE, ParameterCallbacks
+from rbd_control.ros.controller.state_path import StatePath
+from rbd_control.ros.controller.tuning import TuningPublisher
+from rbd_control.ros.parameter_binding import ConfigurationError, declare, declare_per_joint, value
+from rbd_control.ros.run import spin_node
+
+TABLE = CONTROLLER_PARAMETERS
+
+__all__ = ['ConfigurationError', 'ControllerNode', 'main']
+
+
+class ControllerNode(Node):
+
+    def __init__(self, **node_options):
+        super().__init__('rbd_controller', **node_options)
+        declare(self, TABLE)
+        explicit = list(self._value('joints') or [])
+        prepass = DescriptionPrepass()
+        prepass.start()   # its imports take seconds: not when the first large model arrives
+        self._source = ModelSource(explicit, self._value('gravity') or (), build=self._build,
+                                   strict=self._value('strict_model'), prepass=prepass)
+        # the controller is used by the state loop's thread (state_path.py), the executor
+        # thread and, while that one is stuck, by the keepalive's watchdog (guarded_inputs.py)
+        self._lock = threading.RLock()
+        self._watchdog_beat = time.monotonic()
+        self._controller = None
+        self._joints = frozenset(explicit) if explicit else None  # what gains.<joint> may name
+        self._model_warnings = ()       # load warnings of the model in use
+        declare_per_joint(self, TABLE, explicit)
+        self._health = self._loop_health()
+
+        self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
+        # friction.*, payload.*, ~/payload; a payload moves the default gains shown
+        self._corrections = ModelCorrections(
+            self, self._value, self._lock, lambda: self._parameter_sets.show_derived_gains())
+        # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
+        self._action = trajectory_action.attach(
+            self, lambda: self._controller, self._control_time, self._value, self._lock)
+        self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
+
+        self._parameter_sets = ParameterCallbacks(self)   # runtime sets; gains shown as parameters
+        self.add_on_set_parameters_callback(self._parameter_sets.validate)
+        self.add_post_set_parameters_callback(self._parameter_sets.apply)
+
+        self._source.parameter = self._value('robot_description')
+        if self._source.parameter:
+            self._load_description(self._source.parameter, PARAMETER_SOURCE)
+        # robot_description and ~/joint_trajectory: bounded, read beside the control loop
+        self._inputs = GuardedInputs(self)
+        # joint_states -> command_topic; its StateLoop is started by run.spin_node
+        self._states = StatePath(self, self._value('command_topic'))
+        self.state_loop = self._states.loop
+        self.create_timer(self._watchdog_period(), self._on_watchdog,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        if self._value('diagnostics_period') > 0:
+            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'))
+        # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
+        # the cyclic collector's sight, a full collection triggered by a burst of message
+        # objects (a 40,000-name state) no longer walks it all while holding the GIL.
+        gc.freeze()
+
+    def _value(self, name):
+        return value(self, name)
+
+    # ------------------------------------------------------------------ parameters
+
+    def _config(self):
+        """ControllerConfig from the parameters (gains: those with a value)."""
+        value_ = self._value
+        explicit = self._source.joints
+        return ControllerConfig(
+            mode=value_('mode'), joints=list(explicit) or None,
+            **self._parameter_sets.gain_values(explicit), effort_scale=value_('effort_scale'),
+            state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
+            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
+            fixed_positions=fixed_positions(value_('fixed_positions')),
+            allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
+            max_state_age=value_('max_state_age'),
+            **cartesian_config(value_))
+
+    def _loop_health(self):
+        thresholds = HealthThresholds(**{
+            field: self._value(f'diagnostics.{field}')
+            for field in ('state_age_warn', 'state_age_error', 'compute_warn', 'compute_error')})
+        try:
+            return LoopHealth(thresholds)
+        except ConfigError as error:
+            raise ConfigurationError(f'parameter diagnostics.{error}') from None
+
+    def _loop_report(self):
+        """(HealthReport, robot name) for /diagnostics."""
+        guard = self._controller.age_guard if self._controller is not None else None
+        name = self._controller.model.name if self._controller is not None else ''
+        return self._health.report(time.monotonic(), self._model_warnings, guard), name
+
+    # ------------------------------------------------------------------ model
+
+    def _build(self, model):
+        """What the controller needs of a model (ModelSource's build step): the controller
+        itself for the first model, then a ModelPlan for Controller.set_model."""
+        if self._controller is None:
+            return Controller(model, self._config())
+        return self._controller.prepare_model(model)
+
+    def _use(self, candidate, source, gravity=None):
+        if not self._source.unchanged(candidate.xml):   # each description's warnings once
+            for warning in candidate.urdf_model.warnings:
+                self.get_logger().warning(f'robot {candidate.model.name!r}: {warning}')
+        self._source.install(candidate, gravity)
+        self._model_warnings = tuple(candidate.urdf_model.warnings)
+        if isinstance(candidate.built, Controller):
+            self._controller = candidate.built
+        else:
+            self._controller.set_model(candidate.built)
+        self._joints = frozenset(self._controller.joint_names)
+        self.get_logger().info(f'model {candidate.model.name!r} from {source}: '
+                               f'controlling {len(self._joints)} joints')
+
+    def _load_description(self, xml, source):
+        if self._source.unchanged(xml):
+            # e.g. robot_state_publisher restarted: reloading would drop the trajectory
+            self.get_logger().info(f'robot description from {source} unchanged')
+            return
+        try:
+            candidate = self._source.parse(xml, source)
+        except ModelRefused as error:
+            keeping = 'keeping the previous model' if self._controller else \
+                'no model yet, publishing nothing'
+            self.get_logger().error(f'rejected robot description from {source}: {error} ({keeping})')
+            return
+        self._adopt(candidate, source)
+
+    def _adopt(self, candidate, source):
+        with self._lock:
+            self._use(candidate, source)
+            self._parameter_sets.show_gains()
+
+    # ------------------------------------------------------------------ control
+
+    def _now(self):
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _control_time(self):
+        """The controller's time: the stamp of the last answered joint state advanced by the
+        steady time since it arrived; the node clock before the first state."""
+        anchor = self._states.anchor
+        if anchor is None:
+            return self._now()
+        return anchor[0] + (time.monotonic() - anchor[1])
+
+    def _on_watchdog(self):
+        self._watchdog_beat = time.monotonic()
+        self._run_watchdog()
+        self._inputs.log_due(self._control_time())
+
+    def _run_watchdog(self):
+        """The watchdog's check; also run by the keepalive thread when the executor is stuck."""
+        with self._lock:
+            if self._controller is None or not self._states.seen:
+                return
+            try:
+                command = self._controller.check_watchdog(self._control_time())
+            except Exception as error:
+                self._states.error('watchdog_failed',
+                                   f'watchdog failed: {type(error).__name__}: {error}')
+                return
+            if command is not None:
+                self._health.watchdog_tripped()
+                self._states.warn('watchdog', f'no joint state for over state_timeout '
+                                  f'({self._value("state_timeout"):g} s): trajectory aborted, '
+                                  f'safe action {self._value("safe_action")!r}')
+                self._states.publish(command)
+
+    def destroy_node(self):
+        self.state_loop.stop()
+        self._inputs.close()
+        self._source.close()
+        return super().destroy_node()
+
+    def _watchdog_period(self):
+        # Four checks per timeout: the safe action starts within 1.25 x state_timeout
+        # of the last state at worst, and never waits more than 50 ms.
+        return min(self._value('state_timeout') / 4.0, 0.05)
+
+
+
+def main(args=None):
+    return spin_node('rbd_controller', ControllerNode, args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,329 @@
+"""rbd_mujoco_sim: the MuJoCo simulator as a ROS 2 node, a thin adapter over Simulator.
+
+It offers the topics a controller sees under Gazebo + gz_ros2_control with
+joint_state_broadcaster and a JointGroupEffortController named effort_controller:
+
+    in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
+    in   /robot_description            std_msgs/String, transient_local (if the parameter is empty)
+                                       (neither when plant_description is set: a robot not its URDF)
+    in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
+                                       torques added to the commands (tests: a blocked arm);
+                                       an empty message removes them
+    in   ~/external_wrench             geometry_msgs/WrenchStamped: push the link in frame_id
+                                       (world axes, at its origin; external_wrench.py)
+    out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
+    out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
+    out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
+                                       command (lockstep only, when publish_latency)
+
+Two pacing modes:
+  real time  a wall timer steps the physics so sim time follows wall time × real_time_factor;
+             one joint state per timer tick, at most MAX_STEPS_PER_STATE steps apart: a
+             starved simulator runs slower than real time instead of skipping ahead.
+  lockstep   exactly one physics step per command received, then one joint state: the run
+             depends only on the commands, not on scheduling (tests, benchmarks). If no
+             command comes for `lockstep_kick_period` wall seconds, the current state is
+             published again so a late-starting or restarted controller can join.
+             Lockstep assumes one command per state: a second publisher of commands (or a
+             controller whose watchdog sends commands of its own on the wall clock) adds
+             steps, and a re-published state answered twice leaves two state/command
+             pairs circulating, i.e. one extra step of delay. Use it with a controller on
+             sim time (its watchdog then waits for /clock) and nothing else commanding.
+
+With wait_for_first_command (default), real time also starts only when the first effort
+command arrives: until then the arm is frozen at its initial pose and its state is
+re-published every `lockstep_kick_period`, so the arm does not collapse while the
+controller is still starting (Gazebo would let it fall).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import mujoco
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray, String
+
+from rbd_control.control.throttle import LOG_PERIOD_S, ThrottledWarnings
+from rbd_control.params.simulator import SIM_PARAMETERS
+from rbd_control.ros.conversions import time_msg
+from rbd_control.ros.parameter_binding import declare, value
+from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
+from rbd_control.ros.run import spin_node
+from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
+from rbd_control.sim.mujoco_model import Payload
+from rbd_control.sim.simulator import Simulator
+
+# Real-time mode never runs more than this many physics steps between two joint states.
+# When this process is starved (a busy CPU, a debugger), sim time slips instead: the steps
+# the timer missed are not made up in one batch, because a batch runs open loop on one
+# command. The controller would see a state tens of milliseconds after the one it answered,
+# and the default 8 Hz gains of the 6-DoF arm lose stability past ~6 ms of loop delay
+# (bench/delay_margin.py). Gazebo and MuJoCo's `simulate` likewise run slower than real time
+# rather than skip ahead when they cannot keep up.
+MAX_STEPS_PER_STATE = 2
+
+
+class MujocoSimNode(Node):
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__("rbd_mujoco_sim", **node_kwargs)
+        self._declare_parameters()
+        p = self._parameter
+        self._lockstep = p("lockstep")
+        self._running = self._lockstep or not p("wait_for_first_command")
+        # Lockstep bookkeeping, see _on_command: a (re-)published state may reach the
+        # controller more than once; answers are absorbed until one fresh state is out.
+        self._resync = True
+        self._absorbing = False
+        self.absorbed_commands = 0
+        self.slipped_steps = 0  # real time: physics steps skipped because this node lagged
+        self._warnings = ThrottledWarnings(LOG_PERIOD_S)   # see _warn
+        self._sim: Simulator | None = None
+        self._state_sent_at: float | None = None  # wall time of the last joint state
+        self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
+        self._latency_pub = (
+            self.create_publisher(Float64, "~/command_latency", 100) if p("publish_latency") else None
+        )
+        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
+        self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
+        ExternalWrenchTopic(self, lambda: self._sim)
+        self._load_initial_description()
+        self._wall_start, self._sim_start = time.monotonic(), 0.0
+        self.create_timer(p("lockstep_kick_period"), self._kick)
+        self._resync_timer = self.create_timer(p("lockstep_resync_window"), self._end_resync)
+        self._resync_timer.cancel()
+        if not self._lockstep:
+            self.create_timer(p("timestep") / p("real_time_factor"), self._tick_real_time)
+
+    # --- parameters -----------------------------------------------------------
+
+    def _declare_parameters(self) -> None:
+        declare(self, SIM_PARAMETERS)   # ConfigurationError for a bad start-up value
+
+    def _parameter(self, name):
+        current = value(self, name)
+        if name in ("joints", "initial_positions", "payload.com", "payload.inertia"):  # unset: empty
+            return list(current or [])
+        return current
+
+    # --- robot description ----------------------------------------------------
+
+    def _load_initial_description(self) -> None:
+        plant = self._parameter("plant_description")
+        if plant:   # a robot that is not its description: the topic is not followed
+            self._replace_model(plant, source="plant_description")
+            return
+        urdf = self._parameter("robot_description")
+        if urdf:
+            self._replace_model(urdf, source="parameter")
+        else:
+            self.get_logger().info("waiting for /robot_description")
+        # The topic is watched either way, so a robot_state_publisher that publishes a
+        # new description later (a different robot) is honoured, like controller_manager.
+        self.create_subscription(String, "/robot_description", self._on_description, ROBOT_DESCRIPTION_QOS)
+
+    def _on_description(self, msg: String) -> None:
+        if self._sim is not None and msg.data == self._urdf:
+            return
+        self._replace_model(msg.data, source="topic")
+
+    def _replace_model(self, urdf: str, *, source: str) -> None:
+        joints = self._parameter("joints") or None
+        try:
+            sim = Simulator(
+                urdf,
+                commanded_joints=joints,
+                timestep=self._parameter("timestep"),
+                joint_damping=self._parameter("joint_damping"),
+                clamp_effort=self._parameter("clamp_effort"),
+                payloads=self._payloads(),
+                stiff_friction=self._parameter("stiff_friction"),
+            )
+            sim.reset(self._initial_pose(sim))
+        except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError
+            self.get_logger().error(f"robot_description from {source} refused, keeping the last model: {exc}")
+            return
+        for adjustment in sim.model_adjustments:   # what MuJoCo needed changed, once per model
+            self.get_logger().warning(f"plant differs from the URDF: {adjustment}")
+        first_model = self._sim is None
+        if not first_model:
+            sim.data.time = self._sim.time  # /clock must never run backwards
+            self._sim_start, self._wall_start = sim.time, time.monotonic()
+        self._sim, self._urdf = sim, urdf
+        self._blow_ups_reported = 0
+        self.get_logger().info(
+            f"model from {source}: {len(sim.joint_names)} joints, commands for "
+            f"{list(sim.commanded_joints)}, {'lockstep' if self._lockstep else 'real time'}"
+        )
+        if first_model:
+            self._publish_state()
+        # Otherwise the loop is running: in lockstep the answer in flight steps the new
+        # model, and an extra state now would put a second state/command pair in flight
+        # for good (every later step would then use a command one state old).
+
+    def _payloads(self) -> list[Payload]:
+        link = self._parameter("payload.link")
+        if not link:
+            return []
+        com, inertia = self._parameter("payload.com"), self._parameter("payload.inertia")
+        return [Payload(link, self._parameter("payload.mass"), com or (0.0, 0.0, 0.0),
+                        inertia or Payload.inertia)]
+
+    def _initial_pose(self, sim: Simulator) -> dict[str, float]:
+        values = self._parameter("initial_positions")
+        if not values:
+            return {}
+        names = sim.commanded_joints
+        if len(values) != len(names):
+            raise ValueError(
+                f"initial_positions has {len(values)} values for {len(names)} joints {list(names)}"
+            )
+        return dict(zip(names, map(float, values)))
+
+    # --- commands and pacing --------------------------------------------------
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        if self._sim is None:
+            return
+        if self._lockstep:
+            self._on_lockstep_command(msg)
+            return
+        self._apply(msg)
+        if not self._running:  # the first command starts the clock
+            self._running = True
+            self._sim_start, self._wall_start = self._sim.time, time.monotonic()
+
+    def _on_lockstep_command(self, msg: Float64MultiArray) -> None:
+        """One step per answer to the state in flight — exactly one state in flight.
+
+        Commands carry no stamp, so the simulator cannot tell which state a command
+        answers. A state published more than once (at start-up, before the controller
+        spins, it may queue several copies; or a kick after a stall) would be answered
+        more than once, and every extra answer would keep an extra state/command pair
+        circulating for good: each step then uses a command computed one state earlier.
+        So after such a state, the first answer opens a short window in which further
+        answers are dropped, and the loop restarts from one fresh state.
+        """
+        now = time.monotonic()
+        if self._absorbing:
+            self.absorbed_commands += 1
+            return
+        if self._resync:
+            self._resync, self._absorbing = False, True
+            self._resync_timer.reset()
+            return
+        self._apply(msg)
+        if self._latency_pub is not None and self._state_sent_at is not None:
+            self._latency_pub.publish(Float64(data=now - self._state_sent_at))
+        self._sim.step()
+        self._publish_state()
+
+    def _end_resync(self) -> None:
+        self._resync_timer.cancel()
+        self._absorbing = False
+        self.get_logger().info(
+            f"lockstep loop (re)started at sim t = {self._sim.time:.3f} s; "
+            f"{self.absorbed_commands} duplicate answers dropped so far"
+        )
+        if self._sim is not None:
+            self._publish_state()  # the one state in flight from now on
+
+    def _apply(self, msg: Float64MultiArray) -> None:
+        if not self._sim.set_command(msg.data):
+            self._warn(
+                "command_refused",
+                f"effort command refused (need {len(self._sim.commanded_joints)} finite values, "
+                f"got {len(msg.data)}); keeping the previous one",
+            )
+
+    def _on_disturbance(self, msg: JointState) -> None:
+        if self._sim is None:
+            return
+        try:
+            if len(msg.name) != len(msg.effort):
+                raise ValueError(f"{len(msg.name)} names but {len(msg.effort)} efforts")
+            self._sim.set_disturbance(dict(zip(msg.name, msg.effort)))
+        except (KeyError, ValueError) as exc:
+            self.get_logger().warn(f"joint disturbance refused: {exc}")
+            return
+        self.get_logger().info(f"joint disturbance: {dict(zip(msg.name, msg.effort))}")
+
+    def _kick(self) -> None:
+        """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
+        if self._sim is None or self._absorbing or (self._running and not self._lockstep):
+            return
+        if time.monotonic() - self._last_sent() > self._parameter("lockstep_kick_period"):
+            self._resync = True
+            self._publish_state()
+
+    def _tick_real_time(self) -> None:
+        if self._sim is None or not self._running:
+            return
+        target = self._sim_start + (time.monotonic() - self._wall_start) * self._parameter(
+            "real_time_factor"
+        )
+        due = int((target - self._sim.time) / self._sim.timestep + 1e-9)
+        if due <= 0:
+            return
+        if due > MAX_STEPS_PER_STATE:
+            # Fell behind: let sim time slip by the rest (see MAX_STEPS_PER_STATE).
+            self.slipped_steps += due - MAX_STEPS_PER_STATE
+            due = MAX_STEPS_PER_STATE
+            self._sim_start = self._sim.time + due * self._sim.timestep
+            self._wall_start = time.monotonic()
+            self._warn(
+                "behind_real_time",
+                f"simulator behind real time; sim time slipped {self.slipped_steps} steps so far",
+            )
+        self._sim.step(due)
+        self._publish_state()
+
+    def _warn(self, key: str, text: str) -> None:
+        """A warning that may repeat on every command or tick: the first at once, repeats as one
+        line per period with a count. Not rclpy's throttle_duration_sec, which costs 0.2-0.35 ms
+        per call (control/throttle.py), most of a timestep, when the node is already behind."""
+        self._warnings.warn(key, text)
+        for line in self._warnings.due(time.monotonic()):
+            self.get_logger().warning(line)
+
+    def _last_sent(self) -> float:
+        return self._state_sent_at or 0.0
+
+    # --- output ---------------------------------------------------------------
+
+    def _publish_state(self) -> None:
+        if self._sim.blow_ups > self._blow_ups_reported:
+            self._blow_ups_reported = self._sim.blow_ups
+            self.get_logger().error(
+                f"physics diverged (NaN or huge position, velocity or acceleration) at sim t = {self._sim.time:.3f} s; "
+                "MuJoCo reset the arm to the zero pose. Usually: gains too high for this timestep."
+            )
+        state = self._sim.state()
+        stamp = time_msg(state.time)
+        if self._clock_pub is not None:
+            self._clock_pub.publish(Clock(clock=stamp))
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = list(state.names)
+        msg.position = state.position.tolist()
+        msg.velocity = state.velocity.tolist()
+        msg.effort = state.effort.tolist()
+        self._state_sent_at = time.monotonic()
+        self._state_pub.publish(msg)
+
+
+def _route_mujoco_warnings(node: MujocoSimNode) -> None:
+    # MuJoCo would otherwise append its warnings to MUJOCO_LOG.TXT in the working directory.
+    mujoco.set_mju_user_warning(lambda text: node.get_logger().warning(f"MuJoCo: {text}"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return spin_node("rbd_mujoco_sim", MujocoSimNode, argv if argv is not None else sys.argv,
+                     on_created=_route_mujoco_warnings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
