@@ -15,12 +15,8 @@ import numpy as np
 import pytest
 
 from rbd_control.description import default_arm_path, default_arm_urdf
-from rbd_control.description.files import (
-    DescriptionError,
-    description_for_launch,
-    parse_mappings,
-    read_description,
-)
+from rbd_control.description.files import (DescriptionError, description_for_launch,
+                                           parse_mappings, read_description)
 from rbd_control.dynamics import load_urdf
 from rbd_control.dynamics.model import XTREE_R
 
