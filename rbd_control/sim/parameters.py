@@ -5,7 +5,9 @@ All are read-only: each shapes the model or the wiring; restart the node to chan
 from rbd_control.control.parameter_table import Parameter, ParameterTable, finite_number, not_empty, positive
 from rbd_control.control.parameters import DEFAULT_COMMAND_TOPIC, _check_lengths
 
-__all__ = ["SIM_PARAMETERS"]
+__all__ = ["ENGINES", "SIM_PARAMETERS"]
+
+ENGINES = ("mujoco", "dart")   # sim/simulator.py, sim/dart_plant.py
 
 
 def _finite_numbers(values):
@@ -14,6 +16,9 @@ def _finite_numbers(values):
 
 
 SIM_PARAMETERS = ParameterTable([
+    Parameter("engine", "string", "mujoco",
+              "Physics engine: mujoco, or dart (Gazebo's default engine; pip install "
+              "rbd_control[dart]).", choices=ENGINES),
     Parameter("robot_description", "string", "",
               "URDF XML; empty: use the /robot_description topic."),
     Parameter("plant_description", "string", "",
