@@ -21,7 +21,12 @@ What the URDF becomes in DART:
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import re
+import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from typing import Iterable, Mapping, Sequence
 
@@ -236,19 +241,46 @@ def _welded_text(urdf_xml: str) -> str:
     return ET.tostring(robot, encoding="unicode")
 
 
+# DART's complaints about links without <inertial>: massless on purpose (see the module doc).
+_MASSLESS_NOTICE = re.compile(r"Inertia::verifyMoment|Inertia::setMoment|negative or zero mass")
+
+
 def _load_skeleton(urdf_text: str):
-    loader = dart.utils.DartLoader()
-    options = loader.getOptions()
-    options.mDefaultRootJointType = dart.utils.DartLoader.RootJointType.FIXED
-    options.mDefaultInertia = dart.dynamics.Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    loader.setOptions(options)
-    skeleton = loader.parseSkeletonString(urdf_text, dart.common.Uri(_BASE_URI))
+    with _dart_output() as output:
+        loader = dart.utils.DartLoader()
+        options = loader.getOptions()
+        options.mDefaultRootJointType = dart.utils.DartLoader.RootJointType.FIXED
+        options.mDefaultInertia = dart.dynamics.Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
+        loader.setOptions(options)
+        skeleton = loader.parseSkeletonString(urdf_text, dart.common.Uri(_BASE_URI))
     if skeleton is None:
-        raise ValueError("DART cannot parse the URDF (its loader printed the reason)")
+        raise ValueError(f"DART cannot parse the URDF: {' '.join(output) or 'no reason given'}")
+    for line in output:
+        print(f"DART: {line}", file=sys.stderr)
     root = skeleton.getRootJoint().getType()
     if root != "WeldJoint":   # a floating arm would fall away instead of being controlled
         raise ValueError(f"DART made the root joint a {root}, not a weld")
     return skeleton
+
+
+@contextlib.contextmanager
+def _dart_output():
+    """Collect what DART prints on the process's stderr (C++, below Python's sys.stderr) into
+    a list of lines, without colour codes and without the massless-link notices."""
+    lines = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            text = re.sub(r"\x1b\[[0-9;]*m", "", capture.read().decode(errors="replace"))
+            lines.extend(line.strip() for line in text.splitlines()
+                         if line.strip() and not _MASSLESS_NOTICE.search(line))
 
 
 def _set_up_joints(skeleton, losses: Mapping[str, tuple[float, float]], limits: bool) -> None:
