@@ -203,3 +203,22 @@ def test_choosing_dart_without_dartpy_says_what_to_install(monkeypatch):
     with pytest.raises(ConfigurationError, match=r"pip install rbd_control\[dart\]"):
         ros_node._plant_class("dart")
     assert ros_node._plant_class("mujoco") is Simulator
+
+
+def test_rbd_bringup_sim_dart_without_dartpy_says_what_to_install(monkeypatch, capsys):
+    from rbd_control import bringup
+
+    monkeypatch.setitem(sys.modules, "dartpy", None)          # find_spec("dartpy") -> None
+    assert bringup.main(["--sim", "dart", "--duration", "0"]) == 2
+    assert "pip install rbd_control[dart]" in capsys.readouterr().err
+
+
+def test_both_plants_offer_what_the_node_uses():
+    """sim/plant.py's EffortPlant, attribute by attribute, on a built plant of each engine."""
+    from rbd_control.sim.plant import EffortPlant
+
+    wanted = set(EffortPlant.__annotations__) | {
+        name for name in vars(EffortPlant) if not name.startswith("_")}
+    for plant in (DartSimulator(default_arm_urdf()), Simulator(default_arm_urdf())):
+        missing = {name for name in wanted if not hasattr(plant, name)}
+        assert not missing, f"{type(plant).__name__} lacks {sorted(missing)}"
