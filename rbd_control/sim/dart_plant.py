@@ -13,9 +13,11 @@ What the URDF becomes in DART:
   is loaded FIXED, so an arm without a world joint is welded to the world, not floating;
 - every joint is FORCE actuated (a <mimic> joint too: the core treats it as independent);
 - URDF <dynamics damping> is DART's joint damping coefficient and <dynamics friction> its
-  Coulomb joint friction, which is what gz-physics' dartsim plugin sets from SDF's
-  <damping> and <friction> (sdformat's URDF parser copies them there);
-- URDF position limits are enforced by DART's constraint solver, as Gazebo does;
+  Coulomb joint friction, and the URDF position and velocity limits are DART's joint limits,
+  enforced by its constraint solver: what gz-physics' dartsim plugin copies from SDF's
+  <axis> (SDFFeatures, CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis>
+  from <dynamics> and <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
+  velocity limit (joint_limits=False lifts both);
 - a link without <inertial> is massless, as in the dynamics core (DART's loader would
   give it 1 kg).
 """
