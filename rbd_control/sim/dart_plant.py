@@ -38,9 +38,9 @@ import numpy as np
 from rbd_control.control.joint_map import JointMap
 from rbd_control.dynamics import load_urdf
 from rbd_control.dynamics.urdf_xml import dynamics_elements
-from rbd_control.sim.mujoco_model import URDF_GRAVITY, Payload
-from rbd_control.sim.plant import (JointStateSample, checked_command, checked_disturbance,
-                                   checked_initial_positions, checked_wrench, weld_base_joints)
+from rbd_control.sim.plant import (URDF_GRAVITY, JointStateSample, Payload, checked_command,
+                                   checked_disturbance, checked_initial_positions, checked_wrench,
+                                   weld_base_joints)
 
 __all__ = ["DART_VERSION", "DartSimulator"]
 

@@ -24,7 +24,7 @@ from rbd_control.control.joint_map import JointMap
 from rbd_control.dynamics import ModelError, load_urdf
 from rbd_control.dynamics.urdf_xml import dynamics_elements
 from rbd_control.sim.mujoco_inertia import make_inertias_acceptable
-from rbd_control.sim.plant import weld_base_joints
+from rbd_control.sim.plant import URDF_GRAVITY, Payload, weld_base_joints  # re-exported
 
 # MuJoCo joint types with exactly one coordinate (URDF revolute/continuous/prismatic).
 _ONE_DOF = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
@@ -43,9 +43,6 @@ __all__ = [
 # Larger robots are refused: MuJoCo's compile time grows about cubically along a chain.
 MAX_PLANT_JOINTS = 500
 
-# The gravity the dynamics core assumes for a URDF (root frame, z up).
-URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
-
 # Compiler settings injected into the URDF so MuJoCo reproduces its inertias:
 #  - inertiafromgeom=false: never derive mass from shapes (we strip the shapes anyway);
 #  - balanceinertia=false: MuJoCo's balancing is silent; mujoco_inertia balances the
@@ -63,20 +60,6 @@ _COMPILER_ATTRS = {
     "boundinertia": "0",
     "strippath": "false",
 }
-
-
-@dataclass(frozen=True)
-class Payload:
-    """A point-like mass rigidly attached to a link, unknown to the controller's model.
-
-    `com` is the mass centre in the link frame; `inertia` the diagonal rotational
-    inertia about it (a small default keeps MuJoCo's positive-inertia check happy).
-    """
-
-    link: str
-    mass: float
-    com: Sequence[float] = (0.0, 0.0, 0.0)
-    inertia: Sequence[float] = (1e-4, 1e-4, 1e-4)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,26 @@ import numpy as np
 
 from rbd_control.dynamics.urdf import BASE_JOINTS
 
-__all__ = ["EffortPlant", "JointStateSample", "checked_command", "checked_disturbance",
+__all__ = ["URDF_GRAVITY", "EffortPlant", "JointStateSample", "Payload", "checked_command", "checked_disturbance",
            "checked_initial_positions", "checked_wrench", "weld_base_joints"]
+
+
+# The gravity the dynamics core assumes for a URDF (root frame, z up).
+URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A point-like mass rigidly attached to a link, unknown to the controller's model.
+
+    `com` is the mass centre in the link frame; `inertia` the diagonal rotational
+    inertia about it (a small default keeps MuJoCo's positive-inertia check happy).
+    """
+
+    link: str
+    mass: float
+    com: Sequence[float] = (0.0, 0.0, 0.0)
+    inertia: Sequence[float] = (1e-4, 1e-4, 1e-4)
 
 
 @dataclass(frozen=True)
