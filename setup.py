@@ -38,6 +38,7 @@ setup(
     install_requires=['numpy', 'scipy', 'numba', 'urdf-parser-py', 'xacro'],
     extras_require={
         'sim': ['mujoco'],
+        'dart': ['dartpy'],   # the DART plant (rbd_mujoco_sim's engine: dart), Gazebo's engine
         'demo': ['matplotlib'],
         'identify': ['matplotlib', 'rosbags'],
     },

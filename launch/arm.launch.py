@@ -1,6 +1,6 @@
 """Bring up an arm under rbd_controller.
 
-    ros2 launch rbd_control arm.launch.py [mode:=computed_torque] [sim:=none|mujoco|gazebo]
+    ros2 launch rbd_control arm.launch.py [mode:=computed_torque] [sim:=none|mujoco|dart|gazebo]
                                           [description_file:=/path/to/robot.urdf.xacro]
                                           [name:=value ...]
 
@@ -15,6 +15,8 @@ rbd_controller reads it from there, listens to /joint_states and publishes
 sim:=none     hardware (or anything else) provides /joint_states and consumes the
               commands through ros2_control's effort_controller.
 sim:=mujoco   rbd_mujoco_sim plays both roles and publishes /clock.
+sim:=dart     the same node with DART as its physics engine (engine: dart; pip install
+              rbd_control[dart]): Gazebo's default engine without Gazebo.
 sim:=gazebo   Gazebo Harmonic + gz_ros2_control (gazebo.launch.py) play both roles.
 With a simulator every node runs on sim time.
 """
@@ -35,7 +37,7 @@ PACKAGE = 'rbd_control'
 DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 CONTROLLER_CONFIG = 'config/arm_controller.yaml'
 GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
-SIMULATORS = ('none', 'mujoco', 'gazebo')
+SIMULATORS = ('none', 'mujoco', 'dart', 'gazebo')
 ARGUMENTS = ('mode', 'sim', 'description_file')
 
 
@@ -83,11 +85,11 @@ def launch_setup(context):
             output='screen',
         ),
     ]
-    if sim == 'mujoco':
+    if sim in ('mujoco', 'dart'):
         actions.append(Node(
             package=PACKAGE,
             executable='rbd_mujoco_sim',
-            parameters=[{'publish_clock': True, 'use_sim_time': False}],
+            parameters=[{'publish_clock': True, 'use_sim_time': False, 'engine': sim}],
             output='screen',
         ))
     elif sim == 'gazebo':

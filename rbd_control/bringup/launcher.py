@@ -3,14 +3,15 @@
     rbd_bringup [--mode computed_torque] [--description robot.urdf|robot.urdf.xacro]
                 [name:=value ...] [--config arm_controller.yaml] [--params-file more.yaml ...]
                 [--plant-description real_robot.urdf]
-                [--lockstep] [--demo-trajectory] [--duration 20]
+                [--lockstep] [--sim mujoco|dart] [--demo-trajectory] [--duration 20]
 
 launch and launch_ros cannot be installed here, so this one command does what
 arm.launch.py does with sim:=mujoco, from the same config/arm_controller.yaml:
 
     this process      the robot_description publisher (std_msgs/String, transient_local,
                       as robot_state_publisher) and, with --demo-trajectory, one trajectory
-    child process     rbd_mujoco_sim      (python -m rbd_control.ros.simulator.node)
+    child process     rbd_mujoco_sim      (python -m rbd_control.ros.simulator.node), MuJoCo or,
+                                          with --sim dart, DART (the node's `engine`)
     child process     rbd_controller      (python -m rbd_control.ros.controller.node)
 
 The child processes (and why they are processes) are in rbd_control/bringup/processes.py;
@@ -21,6 +22,7 @@ does in a ROS launch file; a bad file ends the command with one line naming it.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -32,6 +34,7 @@ from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.params.controller import MODES
 from rbd_control.ros.conversions import joint_trajectory_msg, seconds
+from rbd_control.params.simulator import ENGINES
 
 
 # --- in-process nodes --------------------------------------------------------------
@@ -108,6 +111,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--description, which the controller still gets: a robot whose URDF is off",
     )
     parser.add_argument("--lockstep", action="store_true", help="one physics step per command")
+    parser.add_argument("--sim", choices=ENGINES, default="mujoco",
+                        help="physics engine of the simulator (dart: pip install rbd_control[dart])")
     parser.add_argument("--demo-trajectory", action="store_true", help="send one demo trajectory")
     parser.add_argument("--duration", type=float, help="stop after this many wall seconds")
     parser.add_argument("--excite", type=float, metavar="SECONDS",
@@ -134,6 +139,7 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
         config_file=args.config or find_config_file(),
         mode=args.mode or ("feedforward_pd" if args.excite else None),
         lockstep=args.lockstep,
+        engine=args.sim,
         initial_positions={} if args.description else dict(DEFAULT_ARM_HOME),
         joint_damping=not args.no_joint_damping,
         controller_params_files=list(args.params_file),
@@ -144,6 +150,10 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.sim == "dart" and importlib.util.find_spec("dartpy") is None:
+        print("rbd_bringup: error: --sim dart needs dartpy: pip install rbd_control[dart]",
+              file=sys.stderr)
+        return 2
     try:
         config = config_from_args(args)
     except DescriptionError as error:

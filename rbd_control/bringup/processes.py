@@ -71,6 +71,7 @@ class BringupConfig:
     config_file: Path
     mode: str | None = None  # None: the config file's mode
     lockstep: bool = False
+    engine: str = "mujoco"   # the simulator's physics engine: mujoco or dart
     initial_positions: dict[str, float] = field(default_factory=dict)
     joint_damping: bool = True
     extra_controller_parameters: dict = field(default_factory=dict)
@@ -162,6 +163,7 @@ class Bringup:
         joints = self.config.joints()
         parameters = {
             "lockstep": self.config.lockstep,
+            "engine": self.config.engine,
             "joint_damping": self.config.joint_damping,
             "publish_clock": True,
             "publish_latency": True,

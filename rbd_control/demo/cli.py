@@ -21,6 +21,9 @@ from rbd_control.demo.report import (MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_r
 from rbd_control.demo.run import DemoRun
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
+from rbd_control.params.simulator import ENGINES
+
+ENGINE_NAMES = {"mujoco": "MuJoCo", "dart": "DART"}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -35,6 +38,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--config", type=Path, help="controller YAML (default: config/arm_controller.yaml)"
     )
+    parser.add_argument("--sim", choices=ENGINES, default="mujoco",
+                        help="the simulator's physics engine (dart: pip install rbd_control[dart])")
     parser.add_argument(
         "--skip-identification", action="store_true",
         help="leave out the identification phase (identify.py; about half the demo's time)",
@@ -64,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         config_file=args.config or find_config_file(),
         mode="gravity_compensation",
         lockstep=not args.real_time,
+        engine=args.sim,
         initial_positions=dict(DEFAULT_ARM_HOME),
         log_dir=args.output / "logs",
         extra_controller_parameters={"ee_link": cartesian.EE_LINK},
@@ -76,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     identified = None
     with ros_session("rbd_demo") as (node, executor):
         description = make_description_publisher(node, urdf)
-        print(f"rbd_control demo: default arm '{model.name}', MuJoCo 1 kHz {pacing}; logs in {config.log_dir}")
+        print(f"rbd_control demo: default arm '{model.name}', {ENGINE_NAMES[args.sim]} 1 kHz {pacing}; logs in {config.log_dir}")
         try:
             with Bringup(config) as bringup:
                 demo = DemoRun(node, executor, bringup, joints)

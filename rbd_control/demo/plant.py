@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from rbd_control.sim.mujoco_model import Payload
+from rbd_control.sim.plant import Payload
 
 PLANT_SEED = 7
 # true joint friction of the plant: (viscous N m s/rad, Coulomb N m)

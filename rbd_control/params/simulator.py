@@ -6,7 +6,9 @@ from rbd_control.params.controller import DEFAULT_COMMAND_TOPIC
 from rbd_control.params.table import (Parameter, ParameterTable, finite_number,
                                       finite_numbers_of_length, not_empty, positive)
 
-__all__ = ["SIM_PARAMETERS"]
+__all__ = ["ENGINES", "SIM_PARAMETERS"]
+
+ENGINES = ("mujoco", "dart")   # sim/simulator.py, sim/dart_plant.py
 
 
 def _finite_numbers(values):
@@ -15,6 +17,9 @@ def _finite_numbers(values):
 
 
 SIM_PARAMETERS = ParameterTable([
+    Parameter("engine", "string", "mujoco",
+              "Physics engine: mujoco, or dart (Gazebo's default engine; pip install "
+              "rbd_control[dart]).", choices=ENGINES),
     Parameter("robot_description", "string", "",
               "URDF XML; empty: use the /robot_description topic."),
     Parameter("plant_description", "string", "",

@@ -22,9 +22,9 @@ import numpy as np
 
 from rbd_control.dynamics import ModelError, load_urdf
 from rbd_control.dynamics.joint_map import JointMap
-from rbd_control.dynamics.urdf import BASE_JOINTS
 from rbd_control.dynamics.urdf_xml import dynamics_elements
 from rbd_control.sim.mujoco_inertia import make_inertias_acceptable
+from rbd_control.sim.plant import URDF_GRAVITY, Payload, weld_base_joints
 
 # MuJoCo joint types with exactly one coordinate (URDF revolute/continuous/prismatic).
 _ONE_DOF = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
@@ -36,15 +36,10 @@ __all__ = [
     "full_mass_matrix",
     "JointIndex",
     "joint_index",
-    "Payload",
-    "URDF_GRAVITY",
 ]
 
 # Larger robots are refused: MuJoCo's compile time grows about cubically along a chain.
 MAX_PLANT_JOINTS = 500
-
-# The gravity the dynamics core assumes for a URDF (root frame, z up).
-URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
 
 # Compiler settings injected into the URDF so MuJoCo reproduces its inertias:
 #  - inertiafromgeom=false: never derive mass from shapes (we strip the shapes anyway);
@@ -63,20 +58,6 @@ _COMPILER_ATTRS = {
     "boundinertia": "0",
     "strippath": "false",
 }
-
-
-@dataclass(frozen=True)
-class Payload:
-    """A point-like mass rigidly attached to a link, unknown to the controller's model.
-
-    `com` is the mass centre in the link frame; `inertia` the diagonal rotational
-    inertia about it (a small default keeps MuJoCo's positive-inertia check happy).
-    """
-
-    link: str
-    mass: float
-    com: Sequence[float] = (0.0, 0.0, 0.0)
-    inertia: Sequence[float] = (1e-4, 1e-4, 1e-4)
 
 
 @dataclass(frozen=True)
@@ -178,7 +159,7 @@ def build_mujoco_plant(
                          f"plant takes at most {MAX_PLANT_JOINTS} (its compile time grows about "
                          "cubically along a chain: 1.3 s at 500, minutes at 5000)")
     robot = _parse_robot(dynamics_elements(urdf_xml))
-    _weld_base_joints(robot)
+    weld_base_joints(robot)
     adjustments = make_inertias_acceptable(robot)
     _set_compiler(robot)
     spec = _spec_from_xml(ET.tostring(robot, encoding="unicode"))
@@ -246,15 +227,6 @@ def _parse_robot(urdf_xml: str) -> ET.Element:
     if robot.tag != "robot":
         raise ValueError(f"robot_description root element is <{robot.tag}>, expected <robot>")
     return robot
-
-
-def _weld_base_joints(robot: ET.Element) -> None:
-    """A floating or planar joint reaching here hangs from the base (the loader refuses it
-    anywhere else) and is welded, as the dynamics core does: the robot is controlled, and
-    simulated, relative to its base."""
-    for joint in robot.findall("joint"):
-        if joint.get("type") in BASE_JOINTS:
-            joint.set("type", "fixed")
 
 
 def _set_compiler(robot: ET.Element) -> None:

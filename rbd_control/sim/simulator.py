@@ -12,26 +12,17 @@ the reported joint effort is the effort actually applied.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import mujoco
 import numpy as np
 
-from rbd_control.sim.mujoco_model import Payload, build_mujoco_plant, joint_index
+from rbd_control.sim.mujoco_model import build_mujoco_plant, joint_index
+from rbd_control.sim.plant import Payload
+from rbd_control.sim.plant import (JointStateSample, checked_command, checked_disturbance,
+                                   checked_initial_positions, checked_wrench)
 
-__all__ = ["JointStateSample", "Simulator"]
-
-
-@dataclass(frozen=True)
-class JointStateSample:
-    """What joint_state_broadcaster would publish: names, q, q̇, applied effort, sim time."""
-
-    time: float
-    names: tuple[str, ...]
-    position: np.ndarray
-    velocity: np.ndarray
-    effort: np.ndarray
+__all__ = ["Simulator"]
 
 
 class Simulator:
@@ -113,12 +104,10 @@ class Simulator:
         A wrong length or a non-finite value is refused and the previous command
         stays in force: a NaN must never reach the integrator.
         """
-        effort = np.asarray(effort, dtype=float)
-        if effort.shape != self._command.shape or not np.all(np.isfinite(effort)):
+        effort = checked_command(effort, len(self._command), self._effort_limit)
+        if effort is None:
             self.rejected_commands += 1
             return False
-        if self._effort_limit is not None:
-            effort = np.clip(effort, -self._effort_limit, self._effort_limit)
         self._command = effort
         return True
 
@@ -131,12 +120,8 @@ class Simulator:
         joint blocked by an obstacle. Not clamped, not reported as joint effort (that is
         what the drive applies). An empty mapping removes them."""
         vector = np.zeros(self.model.nv)
-        for name, value in torques.items():
-            if name not in self._reported.names:
-                raise KeyError(f"disturbance on unknown joint {name!r}")
-            if not math.isfinite(value):
-                raise ValueError(f"disturbance on {name!r} is not finite: {value!r}")
-            vector[self._reported.dof_adr[self._reported.names.index(name)]] = float(value)
+        for name, value in checked_disturbance(torques, self._reported.names).items():
+            vector[self._reported.dof_adr[self._reported.names.index(name)]] = value
         self._disturbance = vector
 
     def step(self, count: int = 1) -> None:
@@ -144,9 +129,13 @@ class Simulator:
         self.data.qfrc_applied[:] = (
             self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
         for _ in range(count):
-            self._apply_wrenches()
             before = self.data.time
-            mujoco.mj_step(self.model, self.data)
+            # mj_step split as MuJoCo documents for forces that depend on the pose: step1
+            # computes this step's kinematics, so the wrench's moment arm is not a step old
+            # (it was, before: 1e-3 rad apart from DART after 0.2 s of a push on tool0)
+            mujoco.mj_step1(self.model, self.data)
+            self._apply_wrenches()
+            mujoco.mj_step2(self.model, self.data)
             if self.data.time < before:
                 # MuJoCo found NaN/huge positions, velocities or accelerations and reset
                 # the whole state, time and warning counters included; /clock must not
@@ -165,6 +154,11 @@ class Simulator:
         """
         return self._blow_ups
 
+    def set_time(self, time: float) -> None:
+        """Continue the clock from `time` (a new model replacing one that ran: /clock must
+        never run backwards)."""
+        self.data.time = float(time)
+
     def state(self) -> JointStateSample:
         applied = np.zeros(self.model.nv)
         applied[self._commanded.dof_adr] = self._command
@@ -179,13 +173,9 @@ class Simulator:
     def reset(self, initial_positions: Mapping[str, float]) -> None:
         """Back to t = 0 at rest at `initial_positions` (others at 0), zero command, no
         external wrench."""
-        unknown = set(initial_positions) - set(self._reported.names)
-        if unknown:
-            raise KeyError(f"initial position for unknown joint(s): {sorted(unknown)}")
+        initial_positions = checked_initial_positions(initial_positions, self._reported.names)
         mujoco.mj_resetData(self.model, self.data)
         for name, value in initial_positions.items():
-            if not math.isfinite(value):
-                raise ValueError(f"initial position of {name!r} is not finite: {value!r}")
             adr = self._reported.qpos_adr[self._reported.names.index(name)]
             self.data.qpos[adr] = float(value)
         self._command = np.zeros_like(self._command)
@@ -203,9 +193,7 @@ class Simulator:
         body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, link)
         if body < 0:
             raise KeyError(f"no link {link!r} in the simulated robot")
-        wrench = [np.asarray(x, dtype=float).reshape(3) for x in (force, torque, point)]
-        if not all(np.all(np.isfinite(x)) for x in wrench):
-            raise ValueError(f"external wrench on {link!r} must be finite: {wrench}")
+        wrench = checked_wrench(link, force, torque, point)
         self.data.xfrc_applied[body] = 0.0
         if np.any(wrench[0]) or np.any(wrench[1]):
             self._wrenches[body] = wrench

@@ -11,7 +11,7 @@ from closed_loop_support import DT, make_plant, run_closed_loop
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.control.angles import wrap_to_pi
 from rbd_control.dynamics import gravity
-from rbd_control.sim.mujoco_model import Payload
+from rbd_control.sim.plant import Payload
 
 # Poses well inside the limits, covering stretched-out, folded and wrist-twisted arms.
 POSES = {

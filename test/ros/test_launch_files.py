@@ -130,7 +130,7 @@ def test_arm_launch_modes_are_the_node_modes():
     assert ('rbd_control.params.controller', 'MODES') in imports, 'MODES must come from the table'
     constants = module_constants(tree)
     assert 'MODES' not in constants
-    assert constants['SIMULATORS'] == ('none', 'mujoco', 'gazebo')
+    assert constants['SIMULATORS'] == ('none', 'mujoco', 'dart', 'gazebo')
 
 
 def test_controller_yaml_uses_declared_parameters_with_valid_values():

@@ -1,4 +1,5 @@
-"""rbd_mujoco_sim: the MuJoCo simulator as a ROS 2 node, a thin adapter over Simulator.
+"""rbd_mujoco_sim: the simulator as a ROS 2 node, a thin adapter over a plant: MuJoCo's
+Simulator, or DART's DartSimulator with `engine: dart` (sim/plant.py's EffortPlant).
 
 It offers the topics a controller sees under Gazebo + gz_ros2_control with
 joint_state_broadcaster and a JointGroupEffortController named effort_controller:
@@ -49,11 +50,11 @@ from std_msgs.msg import Float64, Float64MultiArray, String
 from rbd_control.control.throttle import LOG_PERIOD_S, ThrottledWarnings
 from rbd_control.params.simulator import SIM_PARAMETERS
 from rbd_control.ros.conversions import time_msg
-from rbd_control.ros.parameter_binding import declare, value
+from rbd_control.ros.parameter_binding import ConfigurationError, declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
-from rbd_control.sim.mujoco_model import Payload
+from rbd_control.sim.plant import Payload
 from rbd_control.sim.simulator import Simulator
 
 # Real-time mode never runs more than this many physics steps between two joint states.
@@ -80,6 +81,7 @@ class MujocoSimNode(Node):
         self.absorbed_commands = 0
         self.slipped_steps = 0  # real time: physics steps skipped because this node lagged
         self._warnings = ThrottledWarnings(LOG_PERIOD_S)   # see _warn
+        self._plant = _plant_class(p("engine"))
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
@@ -133,7 +135,7 @@ class MujocoSimNode(Node):
     def _replace_model(self, urdf: str, *, source: str) -> None:
         joints = self._parameter("joints") or None
         try:
-            sim = Simulator(
+            sim = self._plant(
                 urdf,
                 commanded_joints=joints,
                 timestep=self._parameter("timestep"),
@@ -150,12 +152,12 @@ class MujocoSimNode(Node):
             self.get_logger().warning(f"plant differs from the URDF: {adjustment}")
         first_model = self._sim is None
         if not first_model:
-            sim.data.time = self._sim.time  # /clock must never run backwards
+            sim.set_time(self._sim.time)  # /clock must never run backwards
             self._sim_start, self._wall_start = sim.time, time.monotonic()
         self._sim, self._urdf = sim, urdf
         self._blow_ups_reported = 0
         self.get_logger().info(
-            f"model from {source}: {len(sim.joint_names)} joints, commands for "
+            f"model from {source} in {self._parameter('engine')}: {len(sim.joint_names)} joints, commands for "
             f"{list(sim.commanded_joints)}, {'lockstep' if self._lockstep else 'real time'}"
         )
         if first_model:
@@ -299,7 +301,7 @@ class MujocoSimNode(Node):
             self._blow_ups_reported = self._sim.blow_ups
             self.get_logger().error(
                 f"physics diverged (NaN or huge position, velocity or acceleration) at sim t = {self._sim.time:.3f} s; "
-                "MuJoCo reset the arm to the zero pose. Usually: gains too high for this timestep."
+                "the plant reset the arm to the zero pose. Usually: gains too high for this timestep."
             )
         state = self._sim.state()
         stamp = time_msg(state.time)
@@ -313,6 +315,20 @@ class MujocoSimNode(Node):
         msg.effort = state.effort.tolist()
         self._state_sent_at = time.monotonic()
         self._state_pub.publish(msg)
+
+
+def _plant_class(engine: str):
+    """The plant class of `engine`; ConfigurationError (one line) when dartpy is missing."""
+    if engine != "dart":
+        return Simulator
+    try:
+        from rbd_control.sim.dart_plant import DartSimulator
+    except ImportError as error:
+        if error.name != "dartpy":
+            raise
+        raise ConfigurationError("engine 'dart' needs dartpy, which is not installed: "
+                                 "pip install rbd_control[dart]") from None
+    return DartSimulator
 
 
 def _route_mujoco_warnings(node: MujocoSimNode) -> None:

@@ -1,0 +1,310 @@
+"""A DART plant beside MuJoCo's: the physics engine Gazebo Harmonic steps through
+gz-physics' dartsim plugin, driven by joint efforts and indexed by joint name (no rclpy).
+
+This is the only module that calls dartpy, so DART 7's snake_case API is a change here
+alone. The plant offers the simulator node what sim/simulator.py's MuJoCo Simulator offers
+(sim/plant.py's EffortPlant) with the same input checks (shared there), so the node and a
+controller cannot tell the engines apart except by their physics.
+
+What the URDF becomes in DART:
+- the text is the dynamics core's filtered description (visuals, collisions, meshes and so
+  package:// URIs are dropped, as for MuJoCo: no contact in either plant) after the core's
+  loader accepted it; a floating or planar base joint is welded (sim/plant.py), and the root
+  is loaded FIXED, so an arm without a world joint is welded to the world, not floating;
+- every joint is FORCE actuated (a <mimic> joint too: the core treats it as independent);
+- URDF <dynamics damping> is DART's joint damping coefficient and <dynamics friction> its
+  Coulomb joint friction, and the URDF position and velocity limits are DART's joint limits,
+  enforced by its constraint solver: what gz-physics' dartsim plugin copies from SDF's
+  <axis> (SDFFeatures, CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis>
+  from <dynamics> and <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
+  velocity limit (joint_limits=False lifts both);
+- a link without <inertial> is massless, as in the dynamics core (DART's loader would
+  give it 1 kg).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from typing import Iterable, Mapping, Sequence
+
+import dartpy as dart
+import numpy as np
+
+from rbd_control.dynamics import load_urdf
+from rbd_control.dynamics.joint_map import JointMap
+from rbd_control.dynamics.urdf_xml import dynamics_elements
+from rbd_control.sim.plant import (URDF_GRAVITY, JointStateSample, Payload, checked_command,
+                                   checked_disturbance, checked_initial_positions, checked_wrench,
+                                   weld_base_joints)
+
+__all__ = ["DART_VERSION", "DartSimulator"]
+
+DART_VERSION = getattr(dart, "__version__", "unknown")
+
+# A Uri is required by the string parser; with no meshes left nothing is ever fetched from it.
+_BASE_URI = "file:///rbd_control/robot.urdf"
+
+
+class DartSimulator:
+    """A DART plant driven by joint efforts, indexed by joint name.
+
+    The arguments mean what they mean for the MuJoCo Simulator:
+    commanded_joints: the order of effort commands; None = every 1-DoF joint.
+    joint_damping: apply URDF <dynamics damping friction> (one switch for both, as there).
+    clamp_effort: saturate commands at the URDF <limit effort> (the dynamics core's reading).
+    payloads: masses on links that the URDF does not have.
+    stiff_friction: accepted for the same call; DART's joint friction is a hard constraint
+        (full Coulomb force at any speed) either way.
+    """
+
+    def __init__(
+        self,
+        urdf_xml: str,
+        *,
+        commanded_joints: Sequence[str] | None = None,
+        timestep: float = 1e-3,
+        joint_damping: bool = True,
+        clamp_effort: bool = True,
+        initial_positions: Mapping[str, float] | None = None,
+        payloads: Iterable[Payload] = (),
+        stiff_friction: bool = False,
+        joint_limits: bool = True,
+        gravity: Sequence[float] = URDF_GRAVITY,
+    ) -> None:
+        if not (timestep > 0 and math.isfinite(timestep)):
+            raise ValueError(f"timestep must be a positive number, got {timestep!r}")
+        checked = load_urdf(urdf_xml, gravity=gravity)   # what the core refuses, DART never sees
+        self.model_warnings = checked.warnings
+        self.model_adjustments = ()    # DART takes real robots' inertias as written
+        self.skeleton = _load_skeleton(_welded_text(urdf_xml))
+        for payload in payloads:
+            _attach_payload(self.skeleton, payload)
+        losses = dict(zip(checked.joint_names, zip(checked.damping, checked.friction)))
+        _set_up_joints(self.skeleton, losses if joint_damping else {}, joint_limits)
+        self.world = dart.simulation.World()
+        self.world.setGravity(np.asarray(gravity, dtype=float))
+        self.world.setTimeStep(float(timestep))
+        self.world.addSkeleton(self.skeleton)
+
+        # After welding, every dof is a 1-DoF joint's and carries the joint's name.
+        dofs = [self.skeleton.getDof(i).getName() for i in range(self.skeleton.getNumDofs())]
+        self._reported = JointMap.by_name(dofs, dofs)
+        names = self._reported.names if commanded_joints is None else tuple(commanded_joints)
+        if not names:
+            raise ValueError("the robot has no movable 1-DoF joints to command")
+        self._commanded = JointMap.by_name(names, dofs, "the DART plant")
+        limits = JointMap.by_name(names, checked.joint_names, "the robot description")
+        self._effort_limit = limits.take(checked.effort_limit).copy() if clamp_effort else None
+        self._command = np.zeros(len(names))
+        self._disturbance = np.zeros(self.skeleton.getNumDofs())
+        self._wrenches = {}    # link name -> (BodyNode, force, torque, point in link frame)
+        self.rejected_commands = 0
+        self._blow_ups = 0
+        self.reset(initial_positions or {})
+
+    # --- properties -----------------------------------------------------------
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names reported in the joint state (all 1-DoF joints, DART's dof order)."""
+        return self._reported.names
+
+    @property
+    def commanded_joints(self) -> tuple[str, ...]:
+        return self._commanded.names
+
+    @property
+    def timestep(self) -> float:
+        return float(self.world.getTimeStep())
+
+    @property
+    def time(self) -> float:
+        return float(self.world.getTime())
+
+    @property
+    def steps(self) -> int:
+        return int(round(self.time / self.timestep))
+
+    @property
+    def blow_ups(self) -> int:
+        """How often the integration diverged (non-finite state); the arm was then reset to
+        the zero pose, as MuJoCo does, so no NaN is ever reported."""
+        return self._blow_ups
+
+    @property
+    def command(self) -> np.ndarray:
+        return self._command.copy()
+
+    # --- commands and stepping ------------------------------------------------
+
+    def set_command(self, effort: Sequence[float]) -> bool:
+        """Apply `effort` (commanded_joints order) from now on; False (and the previous
+        command kept) for a wrong length or a non-finite value."""
+        effort = checked_command(effort, len(self._command), self._effort_limit)
+        if effort is None:
+            self.rejected_commands += 1
+            return False
+        self._command = effort
+        return True
+
+    def set_disturbance(self, torques: Mapping[str, float]) -> None:
+        """External joint torques {joint: N m} added to the command from now on; not clamped,
+        not reported as effort. An empty mapping removes them."""
+        torques = checked_disturbance(torques, self._reported.names)
+        self._disturbance = self._reported.put(
+            [torques.get(name, 0.0) for name in self._reported.names])
+
+    def set_external_wrench(self, link: str, force: Sequence[float],
+                            torque: Sequence[float] = (0.0, 0.0, 0.0),
+                            point: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+        """Push `link` from now on: `force` (N) at `point` (link frame; default its origin)
+        plus a pure `torque` (N m), both in world axes. Zero force and torque remove it.
+        DART's body frame is the URDF link frame, so the point needs no conversion."""
+        body = self.skeleton.getBodyNode(link)
+        if body is None:
+            raise KeyError(f"no link {link!r} in the simulated robot")
+        force, torque, point = checked_wrench(link, force, torque, point)
+        if np.any(force) or np.any(torque):
+            self._wrenches[link] = (body, force, torque, point)
+        else:
+            self._wrenches.pop(link, None)
+
+    def step(self, count: int = 1) -> None:
+        """Advance `count` physics steps holding the current command (and disturbance).
+
+        World.step clears joint forces and external forces after each step, so both are
+        applied again before every step."""
+        forces = self._commanded.put(self._command) + self._disturbance
+        for _ in range(count):
+            self.skeleton.setForces(forces)
+            for body, force, torque, point in self._wrenches.values():
+                body.addExtForce(force, point, False, True)   # world-axes force, local point
+                body.addExtTorque(torque, False)
+            self.world.step()
+            if not (np.all(np.isfinite(self.skeleton.getPositions()))
+                    and np.all(np.isfinite(self.skeleton.getVelocities()))):
+                self._blow_ups += 1
+                self._rest_at({})
+
+    def state(self) -> JointStateSample:
+        applied = self._commanded.put(self._command)
+        return JointStateSample(
+            time=self.time,
+            names=self._reported.names,
+            position=self._reported.take(self.skeleton.getPositions()).copy(),
+            velocity=self._reported.take(self.skeleton.getVelocities()).copy(),
+            effort=self._reported.take(applied).copy(),
+        )
+
+    def reset(self, initial_positions: Mapping[str, float]) -> None:
+        """Back to t = 0 at rest at `initial_positions` (others at 0), zero command, no
+        external wrench."""
+        initial_positions = checked_initial_positions(initial_positions, self._reported.names)
+        self._rest_at(initial_positions)
+        self.world.setTime(0.0)
+        self._command = np.zeros_like(self._command)
+        self._wrenches.clear()
+
+    def set_time(self, time: float) -> None:
+        """Continue the clock from `time` (a new model after one that ran)."""
+        self.world.setTime(float(time))
+
+    # --- the dynamics DART computes (cross-checks against the core) --------------
+
+    def mass_matrix(self, q: Sequence[float]) -> np.ndarray:
+        """H(q) in joint_names order (Skeleton.getMassMatrix)."""
+        self._set_state(q, np.zeros(len(self._reported)))
+        return self._reported.take_matrix(self.skeleton.getMassMatrix()).copy()
+
+    def bias_forces(self, q: Sequence[float], qd: Sequence[float]) -> np.ndarray:
+        """C(q, q̇) q̇ + g(q) in joint_names order (Skeleton.getCoriolisAndGravityForces)."""
+        self._set_state(q, qd)
+        return self._reported.take(self.skeleton.getCoriolisAndGravityForces()).copy()
+
+    # --- helpers --------------------------------------------------------------
+
+    def _set_state(self, q, qd) -> None:
+        self.skeleton.setPositions(self._reported.put(np.asarray(q, dtype=float)))
+        self.skeleton.setVelocities(self._reported.put(np.asarray(qd, dtype=float)))
+
+    def _rest_at(self, positions: Mapping[str, float]) -> None:
+        self._set_state([positions.get(name, 0.0) for name in self._reported.names],
+                        np.zeros(len(self._reported)))
+
+
+def _welded_text(urdf_xml: str) -> str:
+    robot = ET.fromstring(dynamics_elements(urdf_xml))
+    weld_base_joints(robot)
+    return ET.tostring(robot, encoding="unicode")
+
+
+# DART's complaints about links without <inertial>: massless on purpose (see the module doc).
+_MASSLESS_NOTICE = re.compile(r"Inertia::verifyMoment|Inertia::setMoment|negative or zero mass")
+
+
+def _load_skeleton(urdf_text: str):
+    with _dart_output() as output:
+        loader = dart.utils.DartLoader()
+        options = loader.getOptions()
+        options.mDefaultRootJointType = dart.utils.DartLoader.RootJointType.FIXED
+        options.mDefaultInertia = dart.dynamics.Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
+        loader.setOptions(options)
+        skeleton = loader.parseSkeletonString(urdf_text, dart.common.Uri(_BASE_URI))
+    if skeleton is None:
+        raise ValueError(f"DART cannot parse the URDF: {' '.join(output) or 'no reason given'}")
+    for line in output:
+        print(f"DART: {line}", file=sys.stderr)
+    root = skeleton.getRootJoint().getType()
+    if root != "WeldJoint":   # a floating arm would fall away instead of being controlled
+        raise ValueError(f"DART made the root joint a {root}, not a weld")
+    return skeleton
+
+
+@contextlib.contextmanager
+def _dart_output():
+    """Collect what DART prints on the process's stderr (C++, below Python's sys.stderr) into
+    a list of lines, without colour codes and without the massless-link notices."""
+    lines = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            text = re.sub(r"\x1b\[[0-9;]*m", "", capture.read().decode(errors="replace"))
+            lines.extend(line.strip() for line in text.splitlines()
+                         if line.strip() and not _MASSLESS_NOTICE.search(line))
+
+
+def _set_up_joints(skeleton, losses: Mapping[str, tuple[float, float]], limits: bool) -> None:
+    for j in range(skeleton.getNumJoints()):
+        joint = skeleton.getJoint(j)
+        joint.setActuatorType(dart.dynamics.ActuatorType.FORCE)
+        if joint.getNumDofs() != 1:
+            continue
+        damping, friction = losses.get(joint.getName(), (0.0, 0.0))
+        joint.setDampingCoefficient(0, float(damping))
+        joint.setCoulombFriction(0, float(friction))
+        joint.setLimitEnforcement(bool(limits))
+
+
+def _attach_payload(skeleton, payload: Payload) -> None:
+    parent = skeleton.getBodyNode(payload.link)
+    if parent is None:
+        raise KeyError(f"payload link {payload.link!r} is not a link of the robot")
+    joint, body = parent.createWeldJointAndBodyNodePair()
+    offset = dart.math.Isometry3()
+    offset.set_translation(np.asarray(payload.com, dtype=float))
+    joint.setTransformFromParentBodyNode(offset)
+    body.setMass(float(payload.mass))
+    ixx, iyy, izz = map(float, payload.inertia)
+    body.setMomentOfInertia(ixx, iyy, izz, 0.0, 0.0, 0.0)

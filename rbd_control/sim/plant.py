@@ -1,0 +1,122 @@
+"""What a plant offers the simulator node, and the checks every plant shares (no engine here).
+
+The simulator node drives one of two physics engines, MuJoCo (sim/simulator.py) or DART
+(sim/dart_plant.py). Both are "effort plants": efforts in, joint state out, indexed by joint
+name. `EffortPlant` writes down the interface the node relies on, so a third engine knows what
+to offer; the functions below are the input checks that must not differ between engines (what
+command is refused, how it is clamped, which names are unknown), so a controller sees the
+same plant contract whichever engine runs.
+"""
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence
+
+import numpy as np
+
+from rbd_control.dynamics.urdf import BASE_JOINTS
+
+__all__ = ["URDF_GRAVITY", "EffortPlant", "JointStateSample", "Payload", "checked_command", "checked_disturbance",
+           "checked_initial_positions", "checked_wrench", "weld_base_joints"]
+
+
+# The gravity the dynamics core assumes for a URDF (root frame, z up).
+URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A point-like mass rigidly attached to a link, unknown to the controller's model.
+
+    `com` is the mass centre in the link frame; `inertia` the diagonal rotational
+    inertia about it (a small default keeps MuJoCo's positive-inertia check happy).
+    """
+
+    link: str
+    mass: float
+    com: Sequence[float] = (0.0, 0.0, 0.0)
+    inertia: Sequence[float] = (1e-4, 1e-4, 1e-4)
+
+
+@dataclass(frozen=True)
+class JointStateSample:
+    """What joint_state_broadcaster would publish: names, q, q̇, applied effort, sim time."""
+
+    time: float
+    names: tuple[str, ...]
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+class EffortPlant(Protocol):
+    """The simulator node's view of a physics engine (MuJoCo's Simulator, DART's DartSimulator).
+
+    The last command holds until the next (effort_controllers/JointGroupEffortController on
+    gz_ros2_control); the reported effort is the effort applied, after clamping.
+    """
+
+    joint_names: tuple[str, ...]        # reported, every 1-DoF joint
+    commanded_joints: tuple[str, ...]   # order of set_command's vector
+    timestep: float
+    time: float
+    blow_ups: int                       # integrations that diverged; the arm was reset
+    model_adjustments: tuple            # what the engine needed changed in the URDF
+
+    def set_command(self, effort: Sequence[float]) -> bool: ...
+    def set_disturbance(self, torques: Mapping[str, float]) -> None: ...
+    def set_external_wrench(self, link: str, force: Sequence[float],
+                            torque: Sequence[float] = ..., point: Sequence[float] = ...) -> None: ...
+    def step(self, count: int = 1) -> None: ...
+    def state(self) -> JointStateSample: ...
+    def reset(self, initial_positions: Mapping[str, float]) -> None: ...
+    def set_time(self, time: float) -> None: ...
+
+
+def checked_command(effort: Sequence[float], size: int, limit: np.ndarray | None) -> np.ndarray | None:
+    """`effort` clamped to ±limit, or None when it must be refused (wrong length, non-finite):
+    a NaN must never reach an integrator."""
+    effort = np.asarray(effort, dtype=float)
+    if effort.shape != (size,) or not np.all(np.isfinite(effort)):
+        return None
+    return effort if limit is None else np.clip(effort, -limit, limit)
+
+
+def checked_disturbance(torques: Mapping[str, float], names: Sequence[str]) -> dict[str, float]:
+    """External joint torques by name; KeyError for an unknown joint, ValueError for a
+    non-finite value, each naming the joint."""
+    for name, value in torques.items():
+        if name not in names:
+            raise KeyError(f"disturbance on unknown joint {name!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"disturbance on {name!r} is not finite: {value!r}")
+    return {name: float(value) for name, value in torques.items()}
+
+
+def checked_initial_positions(positions: Mapping[str, float], names: Sequence[str]) -> dict[str, float]:
+    unknown = set(positions) - set(names)
+    if unknown:
+        raise KeyError(f"initial position for unknown joint(s): {sorted(unknown)}")
+    for name, value in positions.items():
+        if not math.isfinite(value):
+            raise ValueError(f"initial position of {name!r} is not finite: {value!r}")
+    return {name: float(value) for name, value in positions.items()}
+
+
+def checked_wrench(link: str, force, torque, point) -> list[np.ndarray]:
+    """[force, torque, point] as 3-vectors; ValueError naming the link if one is not finite."""
+    wrench = [np.asarray(x, dtype=float).reshape(3) for x in (force, torque, point)]
+    if not all(np.all(np.isfinite(x)) for x in wrench):
+        raise ValueError(f"external wrench on {link!r} must be finite: {wrench}")
+    return wrench
+
+
+def weld_base_joints(robot: ET.Element) -> None:
+    """A floating or planar joint reaching a plant hangs from the base (the dynamics core's
+    loader refuses it anywhere else) and is welded, as the core does: the robot is
+    controlled, and simulated, relative to its base."""
+    for joint in robot.findall("joint"):
+        if joint.get("type") in BASE_JOINTS:
+            joint.set("type", "fixed")
