@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rbd_control.control import Controller, ControllerConfig  # noqa: E402
-from rbd_control.control.trajectory.plan.message import JointTrajectory, TrajectoryPoint  # noqa: E402
+from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402
 from rbd_control.dynamics import load_urdf  # noqa: E402
 

@@ -65,7 +65,7 @@ from rbd_control.control.controller import MODES, Command, Controller, Controlle
 from rbd_control.control.errors import (ConfigError, ControlError, GainError, MissingJointsError,
                                         StateError, TrajectoryError)
 from rbd_control.control.model.source import ModelRefused, ModelSource
-from rbd_control.control.trajectory.plan.message import JointTrajectory, TrajectoryPoint
+from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint
 from rbd_control.dynamics.joint_map import JointMap
 
 __all__ = [

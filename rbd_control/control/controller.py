@@ -25,7 +25,7 @@ from rbd_control.control.goals import GoalInputs
 from rbd_control.control.laws.joint import joint as laws
 from rbd_control.control.laws.gain_table import GainTable, in_model_order
 from rbd_control.control.laws.gains import GainValue, Gains
-from rbd_control.control.laws.joint.integral import IntegralTerm
+from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.model.plan import carrying_payload, friction_compensation
 from rbd_control.control.model.plan import plan_gains, plan_model
 from rbd_control.control.safety.age_guard import AgeGuard

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rbd_control.control.config import CheckedGoal
 from rbd_control.control.errors import TrajectoryError
 from rbd_control.control.laws.cartesian_mode import checked_pose, checked_wrench
-from rbd_control.control.trajectory.plan.message import JointTrajectory
+from rbd_control.control.trajectory.message import JointTrajectory
 from rbd_control.control.trajectory.validation import check_goal
 from rbd_control.params.bounds import finite
 from rbd_control.params.controller import TRACKING_MODES

@@ -8,7 +8,7 @@ import pytest
 
 from rbd_control.control.angles import wrap_to_pi
 from rbd_control.control.errors import TrajectoryError
-from rbd_control.control.trajectory.plan.message import JointTrajectory, TrajectoryPoint
+from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint
 from rbd_control.control.trajectory.plan import TrajectoryPlan, plan_segments
 from rbd_control.control.trajectory.polynomials import PiecewisePolynomial
 from rbd_control.control.trajectory.validation import validate

@@ -200,8 +200,7 @@ def test_every_ros_package_a_launch_file_uses_is_an_exec_depend(launch_file):
 
 def test_every_ros_package_the_nodes_import_is_an_exec_depend():
     imported = set()
-    for source in list((REPO / 'rbd_control' / 'ros').glob('*.py')) + \
-            [REPO / 'rbd_control' / 'sim' / 'ros_node.py']:
+    for source in (REPO / 'rbd_control' / 'ros').rglob('*.py'):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module.split('.')[0])

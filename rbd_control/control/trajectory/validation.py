@@ -32,7 +32,7 @@ from rbd_control.params.bounds import (MAX_PLAUSIBLE_ACCELERATION, MAX_PLAUSIBLE
                                        MAX_START_AHEAD, MAX_TIME_FROM_START, MIN_POINT_SPACING,
                                        finite)
 
-from rbd_control.control.trajectory.plan.message import JointTrajectory
+from rbd_control.control.trajectory.message import JointTrajectory
 
 __all__ = ["ValidatedTrajectory", "validate", "check_goal", "check_plan"]
 
