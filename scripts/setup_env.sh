@@ -25,12 +25,16 @@ _rbd_setup() {
     # control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) has no wheel: build
     # the interfaces/ subset into the venv once (skipped when it imports, as on a ROS install).
     bash "$repo/scripts/build_interfaces.sh" "$venv" || return 1
-    # Compile the numba kernels once, into the on-disk cache of both copies a run imports: the
-    # installed one (the nodes' console scripts) and the checkout (pytest). A cold compile
-    # takes ~30 s; a node that had to do it at start-up would look dead to a test waiting on it.
+    # Compile the numba kernels once, in the checkout (pytest imports it), and seed the
+    # installed copy (the nodes' console scripts) with them: numba accepts a cached kernel
+    # whose source bytes match, so the second copy loads instead of compiling again. A node
+    # that had to compile at start-up would look dead to a test waiting on it.
     echo "setup: compiling the dynamics kernels (cached after the first time)"
-    (cd / && "$venv/bin/python" -c "import rbd_control.dynamics") || return 1
     (cd "$repo" && "$venv/bin/python" -c "import rbd_control.dynamics") || return 1
+    "$venv/bin/python" "$repo/scripts/seed_kernel_cache.py" "$repo/rbd_control" \
+        "$(cd / && "$venv/bin/python" -c 'import os, rbd_control; print(os.path.dirname(rbd_control.__file__))')" \
+        || return 1
+    (cd / && "$venv/bin/python" -c "import rbd_control.dynamics") || return 1
     # A random domain per session keeps parallel runs and other users' nodes apart.
     export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
     cd "$repo"

@@ -22,7 +22,7 @@ from rbd_control.dynamics import RbdError
 from rbd_control.control.config import CheckedGoal, Command, ControllerConfig, ModelPlan
 from rbd_control.control.errors import MissingJointsError
 from rbd_control.control.goals import GoalInputs
-from rbd_control.control.laws.joint import joint as laws
+from rbd_control.control.laws import joint as laws
 from rbd_control.control.laws.gain_table import GainTable, in_model_order
 from rbd_control.control.laws.gains import GainValue, Gains
 from rbd_control.control.laws.integral import IntegralTerm

@@ -16,31 +16,34 @@ STALL_WALL_S = 20.0
 
 
 class Progress:
-    """One status line, rewritten in place on a terminal, every few seconds otherwise."""
+    """One line per phase. On a terminal the line of the running phase is rewritten in place
+    (sim time, wall time); elsewhere (a log, CI) each phase prints its line once, when it ends."""
 
     def __init__(self) -> None:
         self._tty = sys.stderr.isatty()
         self._last = 0.0
         self._started = time.monotonic()
+        self._phase = None      # (name, phase start on the wall clock)
+        self._line = ""
 
     def show(self, phase: str, sim_now: float, sim_end: float, *, force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - self._last < (0.2 if self._tty else 3.0):
-            return
-        self._last = now
-        line = (
-            f"[demo] {phase:<22} sim t {max(sim_now, 0.0):6.2f} s / {sim_end:6.2f} s"
-            f"   wall {now - self._started:5.1f} s"
-        )
-        if self._tty:
-            sys.stderr.write("\r" + line + "   ")
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        if self._phase is None or self._phase[0] != phase:
+            self.done()
+            self._phase = (phase, now)
+        self._line = (f"[demo] {phase:<22} sim t {max(sim_now, 0.0):6.2f} s / {sim_end:6.2f} s"
+                      f"   wall {now - self._phase[1]:5.1f} s (total {now - self._started:5.1f} s)")
+        if self._tty and (force or now - self._last >= 0.2):
+            self._last = now
+            sys.stderr.write("\r" + self._line + "   ")
+            sys.stderr.flush()
 
     def done(self) -> None:
-        if self._tty:
-            sys.stderr.write("\n")
+        """End the running phase's line."""
+        if self._phase is not None:
+            sys.stderr.write(("\r" if self._tty else "") + self._line + "   \n")
+            sys.stderr.flush()
+        self._phase = None
 
 
 class DemoRun:

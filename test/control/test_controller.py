@@ -10,7 +10,7 @@ import pytest
 
 from rbd_control.control import (Command, ConfigError, Controller, ControllerConfig,
                                  JointTrajectory, StateError, TrajectoryError, TrajectoryPoint)
-from rbd_control.control.laws.joint import joint as laws
+from rbd_control.control.laws import joint as laws
 from rbd_control.control.laws.gains import reference_inertia, reference_poses
 from rbd_control.dynamics import crba, gravity, load_urdf, rnea
 

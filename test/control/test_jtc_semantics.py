@@ -245,7 +245,7 @@ def test_an_old_trajectory_is_refused_and_the_running_one_goes_on(controller, ar
 
 def test_angle_wraparound_error_takes_the_short_way(arm_model):
     # JTC wraps the position error of continuous joints to (-pi, pi]
-    from rbd_control.control.laws.joint import joint as laws
+    from rbd_control.control.laws import joint as laws
     error = laws.position_error(np.array([3.1]), np.array([-3.1]), np.array([True]))
     assert error[0] == pytest.approx(6.2 - 2 * math.pi)
 

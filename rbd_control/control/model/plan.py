@@ -12,7 +12,7 @@ from rbd_control.dynamics import RbdError
 
 from rbd_control.control.config import ModelPlan
 from rbd_control.control.errors import ConfigError, ControlError, brief
-from rbd_control.control.laws.joint import cartesian
+from rbd_control.control.laws import cartesian
 from rbd_control.control.laws.gain_table import resolve, with_config
 from rbd_control.control.laws.gains import default_gains
 from rbd_control.dynamics.friction import Friction

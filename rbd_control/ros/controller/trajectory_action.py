@@ -35,7 +35,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.task import Future
 
 from rbd_control.control.errors import InvalidJointsError, OldTrajectoryError, TrajectoryError
-from rbd_control.control.trajectory.plan import tolerances as tol
+from rbd_control.control.trajectory import tolerances as tol
 from rbd_control.params.controller import TRACKING_MODES
 from rbd_control.ros.conversions import float_array, seconds, trajectory_from_msg
 
