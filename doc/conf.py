@@ -30,11 +30,15 @@ myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # signatures stay readable; the docstrings say the types
-autodoc_default_options = {"members": True, "show-inheritance": False}
+# members a class takes from a mixin (Controller from goals.py) are its own; not those of Python's
+# base classes (exceptions, tuples)
+autodoc_default_options = {"members": True, "inherited-members": "BaseException,Exception,ValueError,tuple,object"}
 
 html_theme = "sphinx_rtd_theme"
 html_theme_options = {"navigation_depth": 3, "collapse_navigation": False}
 html_title = "rbd_control"
+html_static_path = ["_static"]
+html_css_files = ["rbd_control.css"]
 
 
 def docstring_as_written(app, what, name, obj, options, lines):

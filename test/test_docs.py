@@ -52,7 +52,8 @@ def test_the_parameter_page_lists_every_parameter(site):
 def test_the_api_page_documents_the_public_modules(site):
     html = (site / "reference" / "api.html").read_text()
     for name in ("rbd_control.dynamics.rnea", "rbd_control.dynamics.crba", "rbd_control.control.Controller",
-                 "rbd_control.identification.fit", "rbd_control.sim.Simulator",
+                 "rbd_control.control.Controller.set_trajectory", "rbd_control.identification.fit",
+                 "rbd_control.sim.Simulator",
                  "rbd_control.params.table.ParameterTable"):
         assert f'id="{name}"' in html, f"{name} is not documented"
 

@@ -10,7 +10,7 @@ from docutils.parsers.rst import Directive
 from rbd_control.params.docs import table
 from rbd_control.params.table import COLUMNS, row
 
-WIDTHS = (22, 8, 12, 8, 50)
+WIDTHS = (24, 10, 13, 10, 43)   # per cent of the page width
 
 
 class ParameterTableDirective(Directive):
@@ -31,7 +31,7 @@ class ParameterTableDirective(Directive):
             cells = (name, kind, "unset" if default is None else default, when, meaning)
             body += _row(cells, literal=(0,) if default is None else (0, 2))
         group += body
-        result = nodes.table("", group, classes=["rbd-parameters"])
+        result = nodes.table("", group, classes=["rbd-parameters", "colwidths-given"])
         result["ids"].append(nodes.make_id(f"parameters-{self.arguments[0]}"))
         return [result]
 

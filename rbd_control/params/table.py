@@ -76,7 +76,7 @@ class Parameter:
         return self.name.replace(JOINT, joint)
 
     def constraints_text(self) -> str:
-        """The validation in words (ParameterDescriptor.additional_constraints, README)."""
+        """The validation in words (ParameterDescriptor.additional_constraints, the docs)."""
         parts = []
         if self.choices:
             parts.append("one of: " + ", ".join(self.choices))
