@@ -45,7 +45,7 @@ def docstring_as_written(app, what, name, obj, options, lines):
     """The package's docstrings are plain text (aligned columns, indented examples), not
     reStructuredText: show each one as a literal block, exactly as help() would."""
     if any(line.strip() for line in lines):
-        lines[:] = ["::", ""] + ["    " + line for line in lines] + [""]
+        lines[:] = [".. code-block:: text", ""] + ["    " + line for line in lines] + [""]
 
 
 def setup(app):
