@@ -60,6 +60,6 @@ def test_the_api_page_documents_the_public_modules(site):
 
 def test_the_figures_are_on_their_pages(site):
     for image in ("tracking_error.png", "gravity_compensation.png", "cartesian_impedance_push.png",
-                  "architecture.svg"):
+                  "identification_before_after.png", "architecture.svg"):
         assert (site / "_images" / image).is_file(), f"{image} not in the built site"
     assert "architecture.svg" in (site / "architecture.html").read_text()
