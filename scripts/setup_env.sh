@@ -15,7 +15,8 @@ _rbd_setup() {
     fi
     echo "setup: installing requirements (ROS 2 Jazzy wheels, colcon, oracles) and rbd_control"
     "$venv/bin/python" -m pip install -q -r "$repo/requirements/ros.txt" \
-        -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" || return 1
+        -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" \
+        -r "$repo/requirements/docs.txt" || return 1
     # Not editable: a normal install is what puts launch/, config/, urdf/ and the ament
     # index marker into share/rbd_control, which the nodes and tests look up.
     "$venv/bin/python" -m pip install -q "$repo[sim,demo]" || return 1

@@ -5,7 +5,7 @@
     controller.py  rbd_controller's table (CONTROLLER_PARAMETERS, MODES, TRACKING_MODES)
     simulator.py   rbd_mujoco_sim's table (SIM_PARAMETERS)
     bounds.py      every plausibility bound (what no robot has), shared by the tables and the core
-    docs.py        the README's parameter lists, generated from the tables
+    docs.py        the documentation's parameter reference, generated from the tables
 
 No numpy, numba or rclpy: launch files, --help and the documentation read it instantly
 (test/test_layout.py checks that importing it loads no kernel).

@@ -1,8 +1,8 @@
 """The rbd_controller node's parameters: the one definition (see parameter_table.py).
 
 A new parameter is one entry here plus its use. ControllerConfig takes its defaults and
-checks from this table; the node declares, describes and validates from it; the README's
-list is generated from it (python -m rbd_control.params.docs).
+checks from this table; the node declares, describes and validates from it; the
+documentation's parameter reference is built from it (doc/reference/parameters.md).
 """
 import math
 

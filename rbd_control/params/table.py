@@ -5,7 +5,8 @@ joint_trajectory_controller_parameters.yaml): each Parameter holds name, type, d
 description, whether it is read-only (start-up) or runtime, and its validation. From one
 table the ROS adapter derives declarations and ParameterDescriptors
 (rbd_control/ros/parameter_binding.py), the set-callback validates with `ParameterTable.validate`,
-ControllerConfig takes its defaults and checks from it, and `markdown` writes the README list.
+ControllerConfig takes its defaults and checks from it, and `row` / `markdown` give the
+documentation's parameter reference (doc/reference/parameters.md, built from the tables).
 
 A per-joint parameter is a template such as 'gains.<joint>.p' (JTC: gains.__map_joints.p):
 one entry stands for one parameter per controlled joint. Looking a name up costs one dict
@@ -75,7 +76,7 @@ class Parameter:
         return self.name.replace(JOINT, joint)
 
     def constraints_text(self) -> str:
-        """The validation in words (ParameterDescriptor.additional_constraints, README)."""
+        """The validation in words (ParameterDescriptor.additional_constraints, the docs)."""
         parts = []
         if self.choices:
             parts.append("one of: " + ", ".join(self.choices))
@@ -160,16 +161,26 @@ class ParameterTable:
         return parameter.validate(value, name)
 
 
+COLUMNS = ("parameter", "type", "default", "changeable", "meaning")
+
+
+def row(p: Parameter) -> tuple:
+    """One parameter as the documentation shows it, in COLUMNS order, as plain text; the
+    default is None when unset (Markdown and the Sphinx page format it each their way)."""
+    default = None if p.default is None else repr(p.default)
+    when = "start-up" if p.read_only else "runtime"
+    meaning = p.description + (f" ({p.constraints_text()})" if p.constraints_text() else "")
+    return p.name, p.type, default, when, meaning
+
+
 def markdown(table: ParameterTable, title: str) -> str:
-    """The README's parameter list: one row per table entry."""
-    lines = [f"#### {title}", "", "| parameter | type | default | changeable | meaning |",
-             "|---|---|---|---|---|"]
+    """A parameter list in Markdown: one row per table entry."""
+    lines = [f"#### {title}", "", "| " + " | ".join(COLUMNS) + " |", "|---|---|---|---|---|"]
     for p in table:
-        default = "unset" if p.default is None else f"`{p.default!r}`"
-        when = "start-up" if p.read_only else "runtime"
-        meaning = p.description + (f" ({p.constraints_text()})" if p.constraints_text() else "")
+        name, kind, default, when, meaning = row(p)
+        default = "unset" if default is None else f"`{default}`"
         meaning = meaning.replace("<", "&lt;").replace("|", "\\|")
-        lines.append(f"| `{p.name}` | {p.type} | {default} | {when} | {meaning} |")
+        lines.append(f"| `{name}` | {kind} | {default} | {when} | {meaning} |")
     return "\n".join(lines) + "\n"
 
 
