@@ -2,12 +2,13 @@
 
 No rclpy here: usable and testable alone. The contract is in API.md beside this file.
 Algorithms, one module each, in Featherstone's notation: jcalc, rnea, gravity, crba, ltdl,
-forward_dynamics, coriolis, kinematics (frame pose, Jacobian, bias acceleration),
-operational_space (Lambda); closed_form is the independent generalized d'Alembert formulation
-used to cross-check them.
+forward_dynamics, coriolis, momentum (p, C^T qd and G for a momentum observer), kinematics
+(frame pose, Jacobian, bias acceleration), operational_space (Lambda); closed_form is the
+independent generalized d'Alembert formulation used to cross-check them.
 """
 from .api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch, forward_dynamics,
-                  gravity, gravity_batch, joint_forces, rnea, rnea_batch)
+                  gravity, gravity_batch, joint_forces, momentum_terms, rnea,
+                  rnea_batch)
 from .errors import InputError, ModelError, RbdError
 from .model import Data, Model
 from .task_space import (OperationalSpace, frame_bias_acceleration, frame_jacobian, frame_pose,
@@ -16,6 +17,6 @@ from .urdf import load_urdf, load_urdf_file
 
 __all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
-           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file", "rnea", "rnea_batch",
-           "OperationalSpace", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
+           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file", "momentum_terms", "rnea",
+           "rnea_batch", "OperationalSpace", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
            "frame_pose_batch", "frame_velocity", "operational_space_inertia"]

@@ -21,6 +21,7 @@ from .external import external_forces_array
 from .forward_dynamics import SINGULAR, forward_dynamics_kernel
 from .gravity import gravity_kernel
 from .model import F_ANG, F_LIN, NO_FEXT
+from .momentum import momentum_terms_kernel
 from .rnea import rnea_kernel
 from .spatial import entry_point
 
@@ -117,6 +118,29 @@ def coriolis_matrix(model, q, qd, data=None):
     C = empty(model._square)
     coriolis_into(data.md, q, qd, C)
     return C
+
+
+_momentum_terms = entry_point(momentum_terms_kernel)
+
+
+def momentum_terms(model, q, qd, out=None, data=None):
+    """The model side of a momentum observer, one O(n) pass (momentum.py): a (3, nq) array
+    with rows p = H(q) qd, C(q, qd)^T qd and G(q). `out`, a C-contiguous (3, nq) float64 array,
+    is filled and returned instead of a new one (no allocation on a 1 kHz path)."""
+    md = model._md if data is None else data.md
+    if out is None:
+        out = empty((3, model.nq))
+    elif out.__class__ is not ndarray or out.dtype is not FLOAT64 or out.shape != (3, model.nq) \
+            or not out.flags.c_contiguous:
+        raise InputError(f"out must be a C-contiguous float64 array of shape (3, {model.nq})")
+    if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+        q = as_vector(q, "q", model.nq)
+    if qd.__class__ is not ndarray or qd.dtype is not FLOAT64 or qd.ndim != 1:
+        qd = as_vector(qd, "qd", model.nq)
+    status = _momentum_terms(q, qd, out, md)
+    if status:
+        raise_for_status(status, STATE, model.nq)
+    return out
 
 
 def batch_states(model, Q, QD, QDD):

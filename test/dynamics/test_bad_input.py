@@ -17,7 +17,7 @@ import pytest
 from rbd_control.dynamics import (InputError, ModelError, RbdError, bias, coriolis_matrix, crba,
                                   crba_batch, forward_dynamics, frame_jacobian, frame_pose,
                                   gravity, gravity_batch, joint_forces, load_urdf, load_urdf_file,
-                                  operational_space_inertia, rnea, rnea_batch)
+                                  momentum_terms, operational_space_inertia, rnea, rnea_batch)
 from rbd_control.dynamics.closed_form import closed_form_rnea
 
 INERTIAL = ('<inertial><mass value="1"/>'
@@ -339,6 +339,7 @@ STATE_FUNCTIONS = [
     (forward_dynamics, ("q", "qd", "tau")),
     (bias, ("q", "qd")),
     (coriolis_matrix, ("q", "qd")),
+    (momentum_terms, ("q", "qd")),
     (gravity, ("q",)),
     (crba, ("q",)),
 ]
