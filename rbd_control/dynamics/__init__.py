@@ -12,11 +12,12 @@ from .api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch, 
 from .errors import InputError, ModelError, RbdError
 from .model import Data, Model
 from .task_space import (OperationalSpace, frame_bias_acceleration, frame_jacobian, frame_pose,
-                         frame_pose_batch, frame_velocity, operational_space_inertia)
+                         frame_pose_batch, frame_velocity, frame_wrench,
+                         operational_space_inertia)
 from .urdf import load_urdf, load_urdf_file
 
 __all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
            "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file", "momentum_terms", "rnea",
            "rnea_batch", "OperationalSpace", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
-           "frame_pose_batch", "frame_velocity", "operational_space_inertia"]
+           "frame_pose_batch", "frame_velocity", "frame_wrench", "operational_space_inertia"]

@@ -15,6 +15,7 @@ import numpy as np
 
 from .checks import FLOAT64, as_batch, as_vector, raise_for_status
 from .errors import InputError
+from .frame_wrench import frame_wrench_kernel
 from .kinematics import (FRAME_BODY, frame_bias_acceleration_kernel, frame_jacobian_kernel,
                          frame_pose_batch_kernel, frame_pose_kernel)
 from .operational_space import SINGULAR, operational_space_kernel
@@ -28,6 +29,8 @@ ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of
 pose_entry = entry_point(frame_pose_kernel)
 jacobian_entry = entry_point(frame_jacobian_kernel)
 operational_space_entry = entry_point(operational_space_kernel)
+wrench_entry = entry_point(frame_wrench_kernel)
+TAU = ("q", "tau")
 
 
 def link_frames(model) -> dict:
@@ -153,3 +156,24 @@ def operational_space_inertia(model, q, link, point=None, rcond=1e-6,
     if status:
         raise_for_status(status, Q, n)
     return OperationalSpace(Lambda, float(damping[0]), J, Y.T)
+
+
+def frame_wrench(model, q, link, tau, damping, point=None) -> np.ndarray:
+    """F = (J J^T + damping^2 1)^-1 J tau: the wrench [moment; force] at the link origin (or
+    `point`), world axes, whose J^T F best explains the joint torques tau (damped least squares,
+    frame_wrench.py). damping > 0 (the lambda of J J^T + lambda^2 1), in the units of J."""
+    F = _frame(model, link)[1]
+    if not (isinstance(damping, (int, float)) and np.isfinite(damping) and damping > 0.0):
+        raise InputError(f"damping must be a positive finite number, got {damping!r}")
+    point = ORIGIN if point is None else _point(point)
+    n = model.nq
+    if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+        q = as_vector(q, "q", n)
+    if tau.__class__ is not ndarray or tau.dtype is not FLOAT64 or tau.ndim != 1:
+        tau = as_vector(tau, "tau", n)
+    wrench = empty(6)
+    status = wrench_entry(q, F, point, tau, float(damping) ** 2, empty((6, n)), empty((6, 6)),
+                          wrench, model._md)
+    if status:
+        raise_for_status(status, TAU, n)
+    return wrench
