@@ -10,6 +10,7 @@ import numpy as np
 
 from .bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
 from .gains import GainValue, Gains
+from .contact.config import ContactConfig
 from .joint_map import JointMap
 from .parameters import CONTROLLER_PARAMETERS, FRICTION_EPSILON
 from .parameter_table import finite_number
@@ -59,6 +60,8 @@ class ControllerConfig:
     nullspace_stiffness: GainValue = _DEFAULT("nullspace_stiffness")   # N m/rad
     nullspace_posture: GainValue = None           # rad; None = the pose at activation
     max_cartesian_error: Sequence[float] = tuple(_DEFAULT("max_cartesian_error"))  # m, rad
+    # external torque, wrench, collision detection and reaction (control/contact/); None: off
+    contact: Optional[ContactConfig] = None
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -75,6 +78,8 @@ class ControllerConfig:
                               f"{type(self.fixed_positions).__name__}")
         if self.mode == "cartesian_impedance" and not self.ee_link:
             raise ConfigError("mode cartesian_impedance needs ee_link (a link name)")
+        if self.contact is not None:
+            self.contact.check()
         if self.joints is not None:
             joints = list(self.joints)
             if not joints or len(set(joints)) != len(joints):

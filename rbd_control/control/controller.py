@@ -23,6 +23,8 @@ from . import laws
 from .age_guard import AgeGuard
 from .bounds import finite
 from .cartesian_mode import checked_pose, checked_wrench
+from .contact import ContactMonitor
+from .contact.monitor import FLOAT, REFLEX
 from .config import CheckedGoal, Command, ControllerConfig, ModelPlan
 from .errors import MissingJointsError, TrajectoryError
 from .gain_table import GainTable, in_model_order
@@ -110,6 +112,7 @@ class Controller:
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
+        self._contact = self._contact_monitor(plan)
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
@@ -137,6 +140,8 @@ class Controller:
         self._set_gain_arrays(self._gain_table.carried_over(defaults, self._joint_names))
         self._integral = integral
         self.model = model
+        if self._contact is not None:
+            self._contact.set_model(model)   # the observer's model side carries the payload
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
@@ -193,12 +198,14 @@ class Controller:
         self._plan.blend_in(goal.checked, now, continuous=self._map.take(self._continuous))
 
     def _check_can_follow(self, now):
+        self._check_no_collision()
         if self.mode not in TRACKING_MODES:
             raise TrajectoryError(
                 f"mode {self.mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
         self._check_fresh(now, self._q is not None, "")
 
     def _check_cartesian_goal(self, now):
+        self._check_no_collision()
         if self.mode != "cartesian_impedance":
             raise TrajectoryError(f"mode {self.mode} does not take pose or wrench targets; "
                                   "switch to cartesian_impedance")
@@ -236,11 +243,13 @@ class Controller:
 
     # --- the control loop -------------------------------------------------------------
 
-    def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None) -> Command:
+    def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None,
+               effort=None) -> Command:
         """Compute the command for a measured state. Raises StateError for a bad state.
 
         age: how old the state is (seconds from its measurement to now), if known; beyond
-        config.max_state_age the feedback is softened (age_guard.py)."""
+        config.max_state_age the feedback is softened (age_guard.py). effort: the measured
+        joint efforts in `names` order (read only with contact.use_measured_effort)."""
         if not finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
         try:
@@ -251,15 +260,28 @@ class Controller:
         self._prepare_plan(now, q_m)
         if age is not None and self.age_guard.observe(age, now):
             self._hold_measured(now, q_m)   # late states cannot track a trajectory
+        contact = self._contact
         try:
-            if self.mode == "gravity_compensation":
+            reaction = None if contact is None else self._observe_contact(now, names, q_m, qd_m,
+                                                                          effort)
+            if reaction == FLOAT:
+                command = self._float(q_m, qd_m)
+            elif reaction == REFLEX:
+                command = self._reflex(q_m, qd_m)
+            elif self.mode == "gravity_compensation":
                 command = self._float(q_m, qd_m)
             elif self.mode == "cartesian_impedance":
                 command = self._impedance(now, q_m, qd_m)
             else:
                 command = self._track(now, q_m, qd_m)
+        except StateError:
+            raise
         except RbdError as exc:  # the dynamics refused the state: report, never crash
             raise StateError(f"dynamics rejected the state: {exc}") from exc
+        if contact is not None:
+            contact.applied(command.tau, command.desired_qdd)
+            if contact.collided:
+                command.reason = contact.reason
         # only a state that produced a valid command counts as fresh for the watchdog
         self._accept_state(now, names, q, qd, q_m, qd_m)
         return command
@@ -273,6 +295,79 @@ class Controller:
         if self._tripped is None:
             self._trip()
         return safe_command(self._tripped, self.model, self._q, self._map, self._limiter)
+
+    # --- contact (control/contact/) -----------------------------------------------------
+
+    @property
+    def contact(self) -> Optional[ContactMonitor]:
+        """The observer, wrench estimate and detector (None unless config.contact is set):
+        .tau_ext (command order), .wrench ([fx..tz] at .wrench_estimator.link, world axes),
+        .detector (flags), .collided, .reason."""
+        return self._contact
+
+    @property
+    def abort_reason(self) -> str:
+        """Why the motion was last aborted by the controller itself ('' if it was not): the
+        collision that latched."""
+        return "" if self._contact is None else self._contact.reason
+
+    def reset_collision(self, now: float):
+        """Clear a latched collision (libfranka's automaticErrorRecovery) and hold the measured
+        pose. ContactResetError while the residual still shows contact; ConfigError when
+        contact awareness is off."""
+        if self._contact is None:
+            raise ConfigError("contact awareness is off (ControllerConfig.contact is None)")
+        self._contact.reset()
+        if self._q is not None:
+            self._hold_measured(now)
+
+    def _contact_monitor(self, plan) -> Optional[ContactMonitor]:
+        config = self.config.contact
+        if config is None:
+            return None
+        links = plan.model.link_names
+        link = config.wrench_link or self.config.ee_link or links[-1]
+        if link not in links:
+            raise ConfigError(f"contact.wrench_link {link!r} is not a link of the model")
+        return ContactMonitor(config, plan.model, plan.joints, self.config.state_timeout, link)
+
+    def _observe_contact(self, now, names, q, qd, effort):
+        """The observer and detector on this state; the reaction in force (FLOAT, REFLEX or
+        None). A collision that latches now aborts the motion and holds the pose."""
+        contact = self._contact
+        measured = None
+        if contact.config.use_measured_effort:
+            if effort is None or len(effort) == 0:
+                raise StateError("contact.use_measured_effort: the joint state has no efforts")
+            try:
+                measured = self._mapper.map(names, effort, effort)[0]
+            except StateError as exc:
+                raise StateError(f"efforts: {exc}") from None
+        if contact.observe(now, q, qd, measured, self._plan_model.friction):
+            self._hold_for_contact(now, q)
+        reaction = contact.override(now)
+        if reaction == "reflex_over":
+            self._hold_for_contact(now, q)
+            return None
+        return reaction
+
+    def _hold_for_contact(self, now, q):
+        self._hold_measured(now, q)                # aborts the trajectory (a new generation)
+        if self.mode == "cartesian_impedance":
+            self._cartesian.activate(q, now)       # hold the pose reached
+
+    def _reflex(self, q, qd):
+        """tau = g + K_R r (the observer's g and r of this state)."""
+        take, n = self._map.take, len(self._map)
+        q_c = take(q)
+        return self._finish(take(self._contact.reflex_torque()), np.zeros(n), q_c.copy(),
+                            np.zeros(n), np.zeros(n), np.zeros(n), q_c, qd, integrate=False,
+                            holding=True)
+
+    def _check_no_collision(self):
+        contact = self._contact
+        if contact is not None and contact.collided and contact.config.reaction != "none":
+            raise TrajectoryError(f"{contact.reason}; reset it first (reset_collision)")
 
     # --- internals --------------------------------------------------------------------
 

@@ -1,0 +1,110 @@
+"""The contact features as the Controller runs them on every state: the observer, the wrench,
+the detector, and the reaction's timing. The Controller applies the reaction (it owns the
+plan and the laws); this module says which one is in force.
+
+Reactions to a collision (De Luca, Albu-Schaeffer, Haddadin, Hirzinger, IROS 2006):
+    none    report only
+    hold    abort the trajectory (or Cartesian motion) and hold the measured pose
+    float   abort and command gravity compensation only, until reset
+    reflex  abort, command tau = g + K_R r for reflex_duration (the arm yields along the
+            external torque), then hold the pose reached
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .detection import CollisionDetector, CollisionThresholds
+from .observer import MomentumObserver
+from .wrench import WrenchEstimator
+
+__all__ = ["ContactMonitor", "HOLD", "FLOAT", "REFLEX"]
+
+HOLD, FLOAT, REFLEX = "hold", "float", "reflex"
+
+
+class ContactMonitor:
+    """One per model. Vectors in: model order (q, qd, effort), command order (tau applied)."""
+
+    def __init__(self, config, model, joints, max_gap: float, link: str):
+        """config: a checked ContactConfig; joints: the controller's JointMap; link: the wrench
+        frame (already resolved and checked against the model)."""
+        self.config = config
+        self._joints = joints
+        self.observer = MomentumObserver(model, config.observer_gain, max_gap)
+        self.wrench_estimator = WrenchEstimator(model, link, config.wrench_damping)
+        self.thresholds = CollisionThresholds.from_config(config, len(joints))
+        self.detector = CollisionDetector(self.thresholds, joints.names)
+        self._checks_wrench = self.thresholds.checks_wrench
+        n_model = model.nq
+        self._applied = np.zeros(n_model)          # tau over the last step, model order
+        self._tau = np.empty(n_model)              # scratch: tau minus friction
+        self._commanded = np.zeros(n_model, bool)
+        self._commanded[joints.index] = True
+        self._r_commanded = np.zeros(n_model)      # r on the commanded joints, 0 elsewhere
+        self.tau_ext = np.zeros(len(joints))       # r in command order
+        self.wrench = self.wrench_estimator.wrench
+        self._accelerating = False
+        self._reflex_until = None                  # end time of a running reflex
+
+    def set_model(self, model):
+        """The same robot with another inertia (a payload): the observer restarts."""
+        self.observer.model = self.wrench_estimator.model = model
+        self.observer.restart()
+
+    @property
+    def collided(self) -> bool:
+        return self.detector.collided
+
+    @property
+    def reason(self) -> str:
+        return self.detector.reason
+
+    def observe(self, now, q, qd, effort, friction) -> bool:
+        """Update r, F and the flags from a state (model order); effort: the measured joint
+        effort (model order) when use_measured_effort, else None. True when a collision
+        latched now and the reaction is not 'none' (the caller aborts the motion)."""
+        tau = self._tau
+        tau[:] = self._applied if effort is None else effort
+        if friction is not None and friction.active:
+            tau -= friction.torque(qd)             # the model side: friction is not tau_ext
+        r = self.observer.update(now, q, qd, tau)
+        np.take(r, self._joints.index, out=self.tau_ext)
+        # the wrench from the commanded joints' residual: a joint held by other means (fixed
+        # positions) shows its holding torque in r, which no contact explains
+        np.multiply(r, self._commanded, out=self._r_commanded)
+        wrench = self.wrench_estimator.estimate(q, self._r_commanded)
+        newly = self.detector.update(self.tau_ext, wrench if self._checks_wrench else None,
+                                     self._accelerating)
+        if newly and self.config.reaction == REFLEX:
+            self._reflex_until = now + self.config.reflex_duration
+        return newly and self.config.reaction != "none"
+
+    def applied(self, tau, qdd_desired):
+        """The command sent for this state (command order), its desired acceleration."""
+        self._applied[self._joints.index] = tau
+        self._accelerating = bool(np.abs(qdd_desired).max(initial=0.0)
+                                  > self.config.acceleration_threshold)
+
+    def override(self, now):
+        """The reaction that replaces the law now: FLOAT, REFLEX or None; 'reflex_over' once,
+        at the first state after the reflex (the caller then holds the pose reached)."""
+        if not self.detector.collided:
+            return None
+        reaction = self.config.reaction
+        if reaction == FLOAT:
+            return FLOAT
+        if reaction == REFLEX and self._reflex_until is not None:
+            if now < self._reflex_until:
+                return REFLEX
+            self._reflex_until = None
+            return "reflex_over"
+        return None
+
+    def reflex_torque(self):
+        """tau = g + K_R r (model order), from this state's observer update."""
+        return self.observer.gravity + self.config.reflex_gain * self.observer.r
+
+    def reset(self):
+        """Clear a latched collision (ContactResetError while in contact)."""
+        self.detector.reset()
+        self._reflex_until = None

@@ -1,0 +1,256 @@
+"""Contact awareness (control/contact/) against MuJoCo's ground truth, no ROS.
+
+- a known wrench on a link: the residual r settles within 5 % of J^T f after 5/K_O s
+  (the default arm and UR5 of example-robot-data), with the commanded or the measured effort;
+- an obstacle in the arm's path: the collision is detected within 10 ms of the true external
+  torque (MuJoCo's qfrc_constraint) passing the collision level, and the arm stops (every joint
+  below 0.01 rad/s) within 200 ms; the peak contact force is printed;
+- the demo trajectory with the exact model raises no contact flag at the default thresholds;
+- bad gains and thresholds are refused with a named error; a reset in contact is refused.
+Run with -s to see the figures.
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+import xml.etree.ElementTree as ET
+
+import mujoco
+import numpy as np
+import pytest
+
+from closed_loop_support import DT, Plant
+from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
+from rbd_control.control.contact import ContactConfig, ContactConfigError, ContactResetError
+from rbd_control.control.errors import ConfigError
+from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints
+from rbd_control.dynamics import frame_jacobian, frame_pose, load_urdf
+from rbd_control.sim import mujoco_model
+from rbd_control.sim.simulator import Simulator
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))   # test/: by_path
+from by_path import load  # noqa: E402
+
+read_robot = load("dynamics/dynamics_oracles.py", "rbd_test_dynamics_oracles").read_robot
+
+K_O = 50.0
+UR5 = "ur_description/urdf/ur5_robot.urdf"
+
+
+def controller_for(model, mode="computed_torque", **contact):
+    contact.setdefault("observer_gain", K_O)
+    return Controller(model, ControllerConfig(mode=mode, contact=ContactConfig(**contact)))
+
+
+def home(model):
+    return np.array([DEFAULT_ARM_HOME.get(name, 0.3) for name in model.joint_names])
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field, value, named", [
+    ("observer_gain", float("nan"), "contact.observer_gain"),
+    ("observer_gain", -1.0, "contact.observer_gain"),
+    ("observer_gain", 0.0, "contact.observer_gain"),
+    ("torque_thresholds", [10.0, float("nan"), 5.0, 10.0], "contact.torque_thresholds"),
+    ("torque_thresholds", [10.0, -20.0, 5.0, 10.0], "contact.torque_thresholds"),
+    ("torque_thresholds", [30.0, 20.0, 5.0, 10.0], "contact.torque_thresholds"),
+    ("torque_thresholds", [10.0, 20.0, 5.0], "contact.torque_thresholds"),
+    ("force_thresholds", [-1.0, 2.0, 1.0, 2.0], "contact.force_thresholds"),
+    ("moment_thresholds", [1.0, 2.0, float("inf"), 2.0], "contact.moment_thresholds"),
+    ("reaction", "explode", "contact.reaction"),
+    ("reflex_gain", -0.5, "contact.reflex_gain"),
+    ("wrench_damping", float("nan"), "contact.wrench_damping"),
+])
+def test_bad_gains_and_thresholds_are_refused_by_name(arm_model, field, value, named):
+    with pytest.raises(ContactConfigError, match=named.replace(".", r"\.")):
+        controller_for(arm_model, **{field: value})
+
+
+def test_per_joint_thresholds_of_the_wrong_length_are_refused(arm_model):
+    with pytest.raises(ContactConfigError, match="torque_thresholds"):
+        controller_for(arm_model, torque_thresholds=[[1.0, 2.0], 20.0, 5.0, 10.0])
+
+
+def test_unknown_wrench_link_is_refused(arm_model):
+    with pytest.raises(ConfigError, match="wrench_link"):
+        controller_for(arm_model, wrench_link="no_such_link")
+
+
+# --- a known wrench -------------------------------------------------------------------------
+
+def model_q(controller, state):
+    return controller._mapper.map(state.names, state.position, state.velocity)[0]
+
+
+@pytest.mark.parametrize("robot, link", [("default", "tool0"), (UR5, "wrist_3_link")])
+@pytest.mark.parametrize("measured", [False, True], ids=["commanded", "measured_effort"])
+def test_known_wrench_gives_residual_within_5_percent_of_JT_f(arm_urdf, robot, link, measured):
+    urdf = arm_urdf if robot == "default" else read_robot(robot)
+    model = load_urdf(urdf)
+    q0 = home(model)
+    sim = Simulator(urdf, joint_damping=False, initial_positions=dict(zip(model.joint_names, q0)))
+    controller = controller_for(model, reaction="none", use_measured_effort=measured,
+                                wrench_link=link)
+    force = np.array([8.0, -5.0, 12.0])
+    push_at = 0.2
+    settle = push_at + 5.0 / K_O
+    worst, pushed = 0.0, False
+    while sim.time < settle + 0.05:
+        state = sim.state()
+        if state.time >= push_at and not pushed:
+            sim.set_external_wrench(link, force)
+            pushed = True
+        command = controller.update(state.time, state.names, state.position, state.velocity,
+                                    effort=state.effort)
+        sim.set_command(command.tau)
+        sim.step()
+        if state.time >= settle:
+            # the force acts at the link origin: tau_ext = J_v^T f (J rows [omega; v])
+            expected = frame_jacobian(model, model_q(controller, state), link)[3:].T @ force
+            expected = expected[controller._map.index]
+            error = np.max(np.abs(controller.contact.tau_ext - expected)) / np.max(np.abs(expected))
+            worst = max(worst, error)
+    print(f"\n{robot} {link} ({'measured' if measured else 'commanded'} effort): "
+          f"max |r - J^T f| / max |J^T f| = {worst:.4f} over the 50 ms after 5/K_O s; "
+          f"F estimate {np.round(controller.contact.wrench[:3], 2)} N for {force} N")
+    assert worst < 0.05
+
+
+# --- an obstacle ----------------------------------------------------------------------------
+
+def obstacle_plant(urdf, joint_names, tool, centre, half_size=0.05, radius=0.03):
+    """The URDF's MuJoCo plant (as the Simulator builds it, no losses) with a sphere on `tool`
+    and a box fixed in the world at `centre`: the only geoms, so the only contact."""
+    robot = mujoco_model._parse_robot(mujoco_model.dynamics_elements(urdf))
+    mujoco_model._weld_base_joints(robot)
+    mujoco_model.make_inertias_acceptable(robot)
+    mujoco_model._set_compiler(robot)
+    spec = mujoco_model._spec_from_xml(ET.tostring(robot, encoding="unicode"))
+    spec.body(tool).add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0],
+                             mass=0.0, contype=1, conaffinity=1)
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[half_size] * 3,
+                            pos=list(map(float, centre)), contype=1, conaffinity=1)
+    model = spec.compile()
+    model.dof_damping[:] = 0.0
+    model.dof_frictionloss[:] = 0.0
+    model.opt.timestep = DT
+    return Plant(model, tuple(joint_names))
+
+
+def contact_force(plant):
+    """The largest contact normal force now, N."""
+    force, peak = np.zeros(6), 0.0
+    for i in range(plant.data.ncon):
+        mujoco.mj_contactForce(plant.model, plant.data, i, force)
+        peak = max(peak, abs(force[0]))
+    return peak
+
+
+@pytest.mark.parametrize("reaction", ["hold", "reflex", "float"])
+def test_obstacle_collision_is_detected_within_10_ms_and_the_arm_stops(arm_urdf, arm_model,
+                                                                       reaction):
+    names = arm_model.joint_names
+    q0 = home(arm_model)
+    q_end = q0.copy()
+    q_end[0] += 1.2                                    # swing the shoulder
+    q_hit = q0.copy()
+    q_hit[0] += 0.6
+    centre = frame_pose(arm_model, q_hit, "tool0")[:3, 3]
+    # the box's near face on the path of the tool: offset along the motion direction
+    direction = frame_jacobian(arm_model, q_hit, "tool0")[3:, 0]
+    centre = centre + 0.07 * direction / np.linalg.norm(direction)
+    plant = obstacle_plant(arm_urdf, names, "tool0", centre)
+    plant.reset(q0)
+    controller = controller_for(arm_model, reaction=reaction,
+                                observer_gain=ContactConfig().observer_gain)   # the default
+    controller.update(0.0, names, *plant.state())
+    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(q_end, time_from_start=2.0)]),
+                              0.0)
+    contact = controller.contact
+    true_over = detected = stopped = None
+    peak = 0.0
+    while plant.time < 3.0:
+        t = plant.time
+        q, qd = plant.state()
+        level = contact.thresholds.levels(contact._accelerating)[1]
+        command = controller.update(t, names, q, qd)
+        plant.step(command.tau)
+        true_ext = plant.data.qfrc_constraint[plant.index.dof_adr]
+        peak = max(peak, contact_force(plant))
+        if true_over is None and np.any(np.abs(true_ext) > level):
+            true_over = plant.time
+        if detected is None and contact.collided:
+            detected = t
+            assert "collision detected" in command.reason
+        if detected is not None and stopped is None and np.all(np.abs(qd) < 0.01) \
+                and reaction != "float":
+            stopped = t
+    assert true_over is not None, "the arm never hit the box"
+    print(f"\n{reaction}: true |tau_ext| over the collision level at {true_over:.3f} s, "
+          f"detected at {detected:.3f} s (+{1e3 * (detected - true_over):.0f} ms), "
+          f"stopped at {stopped if stopped is None else round(stopped, 3)} s; peak contact "
+          f"force {peak:.1f} N; {contact.reason}")
+    assert detected is not None and detected - true_over <= 0.010 + 1e-9
+    assert controller.trajectory_end_time is None or controller.trajectory_end_time < 3.0
+    if reaction != "float":     # float leaves the arm to gravity compensation: it drifts
+        reflex = controller.config.contact.reflex_duration if reaction == "reflex" else 0.0
+        assert stopped is not None and stopped - detected <= reflex + 0.200
+    # a latched collision refuses new motion until reset
+    with pytest.raises(Exception, match="reset"):
+        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(q0, time_from_start=2.0)]),
+                                  plant.time)
+
+
+# --- no false detection ---------------------------------------------------------------------
+
+def test_no_false_detection_over_the_demo_trajectory(arm_urdf, arm_model):
+    names = arm_model.joint_names
+    q0 = home(arm_model)
+    plant = Plant(mujoco_model.build_mujoco_model(arm_urdf, joint_damping=False, timestep=DT),
+                  names)
+    plant.reset(q0)
+    controller = controller_for(arm_model)
+    controller.update(0.0, names, *plant.state())
+    points = [TrajectoryPoint(q, v, a, time_from_start=t)
+              for t, q, v, a in demo_waypoints(DEFAULT_ARM_HOME, names)]
+    controller.set_trajectory(JointTrajectory(names, points), 0.0)
+    peak = np.zeros(len(names))
+    flagged = 0
+    while plant.time < 9.5:
+        command = controller.update(plant.time, names, *plant.state())
+        plant.step(command.tau)
+        peak = np.maximum(peak, np.abs(controller.contact.tau_ext))
+        flagged += controller.contact.detector.in_contact
+    levels = controller.config.contact.torque_thresholds
+    print(f"\ndemo trajectory, exact model: peak |r| per joint {np.round(peak, 3)} N m "
+          f"(levels {levels}); states flagged in contact: {flagged}")
+    assert flagged == 0 and not controller.contact.collided
+
+
+# --- reset ----------------------------------------------------------------------------------
+
+def test_reset_is_refused_in_contact_and_accepted_after(arm_urdf, arm_model):
+    names = arm_model.joint_names
+    q0 = home(arm_model)
+    sim = Simulator(arm_urdf, joint_damping=False, initial_positions=dict(zip(names, q0)))
+    controller = controller_for(arm_model, reaction="hold")
+
+    def run(seconds):
+        end = sim.time + seconds
+        while sim.time < end:
+            state = sim.state()
+            sim.set_command(controller.update(state.time, state.names, state.position,
+                                              state.velocity).tau)
+            sim.step()
+
+    run(0.1)
+    sim.set_external_wrench("tool0", [0.0, 0.0, -80.0])     # a hard push down on the tool
+    run(0.3)
+    assert controller.contact.collided
+    with pytest.raises(ContactResetError, match="still in contact"):
+        controller.reset_collision(sim.time)
+    sim.set_external_wrench("tool0", [0.0, 0.0, 0.0])
+    run(0.3)
+    controller.reset_collision(sim.time)
+    assert not controller.contact.collided and controller.abort_reason == ""
