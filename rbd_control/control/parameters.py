@@ -305,8 +305,8 @@ CONTROLLER_PARAMETERS = ParameterTable([
               check=_levels("contact.moment_thresholds"),
               constraint="4 levels >= 0, contact in (0, collision]"),
     Parameter("contact.acceleration_threshold", "double", 0.5,
-              "rad/s^2 (m/s^2): above this desired joint acceleration the 'accelerating' "
-              "levels apply.", low=0.0, high=1.0e6),
+              "rad/s^2 (m/s^2): while the desired joint acceleration (2-norm) exceeds this, "
+              "the 'accelerating' levels apply.", low=0.0, high=1.0e6),
     Parameter("contact.reaction", "string", "hold",
               "On a collision: none (report only), hold (abort the motion, hold the pose), "
               "float (abort, gravity compensation until reset), reflex (abort, tau = g + "

@@ -7,17 +7,18 @@ forward_dynamics, coriolis, momentum (p, C^T qd and G for a momentum observer), 
 independent generalized d'Alembert formulation used to cross-check them.
 """
 from .api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch, forward_dynamics,
-                  gravity, gravity_batch, joint_forces, momentum_terms, rnea,
-                  rnea_batch)
+                  gravity, gravity_batch, joint_forces, momentum_observer_step, momentum_terms,
+                  rnea, rnea_batch)
 from .errors import InputError, ModelError, RbdError
 from .model import Data, Model
-from .task_space import (OperationalSpace, frame_bias_acceleration, frame_jacobian, frame_pose,
-                         frame_pose_batch, frame_velocity, frame_wrench,
+from .task_space import (FrameWrench, OperationalSpace, frame_bias_acceleration, frame_jacobian,
+                         frame_pose, frame_pose_batch, frame_velocity, frame_wrench,
                          operational_space_inertia)
 from .urdf import load_urdf, load_urdf_file
 
 __all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
-           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file", "momentum_terms", "rnea",
-           "rnea_batch", "OperationalSpace", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
+           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file",
+           "momentum_observer_step", "momentum_terms", "rnea", "rnea_batch", "OperationalSpace",
+           "FrameWrench", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
            "frame_pose_batch", "frame_velocity", "frame_wrench", "operational_space_inertia"]

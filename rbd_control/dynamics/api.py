@@ -21,7 +21,7 @@ from .external import external_forces_array
 from .forward_dynamics import SINGULAR, forward_dynamics_kernel
 from .gravity import gravity_kernel
 from .model import F_ANG, F_LIN, NO_FEXT
-from .momentum import momentum_terms_kernel
+from .momentum import momentum_observer_kernel, momentum_terms_kernel
 from .rnea import rnea_kernel
 from .spatial import entry_point
 
@@ -141,6 +141,32 @@ def momentum_terms(model, q, qd, out=None, data=None):
     if status:
         raise_for_status(status, STATE, model.nq)
     return out
+
+
+OBSERVER_ARGS = ("q", "qd", "tau", "s, r and terms")
+
+
+def momentum_observer_step(model, q, qd, tau, gain, dt, s, r, terms, data=None):
+    """One step of the generalized momentum observer (momentum.py), in place, one compiled
+    call: with tau the torque that acted over the last dt seconds,
+        s = (s + (tau + C^T qd - g) dt + gain dt p) / (1 + gain dt),   r = gain (p - s)
+    s (nq,) the baseline p(0) + integral, r (nq,) the residual (-> tau_ext, time constant
+    1/gain), terms (3, nq) receives momentum_terms; all three float64, C-contiguous, owned by
+    the caller. gain > 0 (1/s) and dt > 0 (s) are not checked here (the caller's job)."""
+    md = model._md if data is None else data.md
+    gain, dt = float(gain), float(dt)
+    try:
+        status = momentum_observer_kernel(q, qd, tau, gain, dt, s, r, terms, md)
+    except (TypeError, ValueError):  # not float64 vectors: convert the state and retry once
+        q, qd, tau = _vectors(model, ("q", "qd", "tau"), q, qd, tau)
+        try:
+            status = momentum_observer_kernel(q, qd, tau, gain, dt, s, r, terms, md)
+        except (TypeError, ValueError):
+            raise InputError("s and r must be float64 vectors and terms a C-contiguous float64 "
+                             f"(3, {model.nq}) array") from None
+    if status:
+        raise_for_status(status, OBSERVER_ARGS, model.nq)
+    return r
 
 
 def batch_states(model, Q, QD, QDD):

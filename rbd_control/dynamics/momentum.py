@@ -16,10 +16,17 @@ Hdot = C + C^T and the same C qd, so it equals Pinocchio's computeCoriolisMatrix
 G rides along: the gravity wrench of body k at rest is I_k [0; -g] = [-h_k x g; -m_k g]
 (I [0; v] = [h x v; m v]), so G_j = S_j^T [-hbar^c_j x g; -m^c_j g] with the subtree's mass
 m^c_j and first moment hbar^c_j, as in gravity.py (here in world coordinates).
-"""
-from numba import int64
 
-from .checks import INPUT, MATRIX, MODEL_ARGS, state_status
+momentum_observer_kernel adds one discrete step of the observer on top (the whole per-state
+cost of control/contact/observer.py in one compiled call): with the baseline s = p(0) +
+integral of (tau + C^T qd - g + r) dt and r = K_O (p - s), backward Euler in r gives
+    s_k = (s_{k-1} + (tau + C^T qd - g) dt + K_O dt p_k) / (1 + K_O dt),   r_k = K_O (p_k - s_k)
+so a constant tau_ext is approached as r_k - tau_ext = (r_{k-1} - tau_ext) / (1 + K_O dt):
+stable and without overshoot at any K_O dt (explicit Euler diverges beyond K_O dt = 2).
+"""
+from numba import float64, int64
+
+from .checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, WRONG_LENGTH, state_status
 from .coriolis import inertia_of, subspace, velocities
 from .crba import world_subspaces_and_inertias
 from .jcalc import joint_transforms
@@ -28,6 +35,7 @@ from .spatial import (accumulate, compiled, cross, inertia_times, jit, put, scal
                       vec)
 
 P, CT_QD, G = 0, 1, 2      # rows of the output: p, C^T qd, G
+BUFFERS_WRONG_LENGTH = 4 * 4 + WRONG_LENGTH   # checks' code for argument 4: s, r and out
 
 
 @jit
@@ -71,3 +79,23 @@ def momentum_terms_kernel(q, qd, out, md):
     if status == 0:
         momentum_terms_into(md, q, qd, out)
     return status
+
+
+@compiled(int64(INPUT, INPUT, INPUT, float64, float64, VECTOR, VECTOR, MATRIX, *MODEL_ARGS))
+def momentum_observer_kernel(q, qd, tau, gain, dt, s, r, out, md):
+    """inputs: q, qd, tau (the torque that acted over dt), gain K_O, dt > 0; in and out: s, r;
+    outputs: out (3, nq) as momentum_terms_kernel, md. Returns 0 or a status code."""
+    n = md.shape[0]
+    status = state_status(n, q, qd, tau)
+    if status != 0:
+        return status
+    if s.shape[0] != n or r.shape[0] != n or out.shape[0] != 3 or out.shape[1] != n:
+        return BUFFERS_WRONG_LENGTH
+    momentum_terms_into(md, q, qd, out)
+    k_dt = gain * dt
+    for j in range(md.shape[0]):
+        p = out[P, j]
+        # s = (s + (tau + C^T qd - g) dt + K_O dt p) / (1 + K_O dt),  r = K_O (p - s)
+        s[j] = (s[j] + (tau[j] + out[CT_QD, j] - out[G, j]) * dt + k_dt * p) / (1.0 + k_dt)
+        r[j] = gain * (p - s[j])
+    return 0

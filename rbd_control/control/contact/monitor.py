@@ -41,15 +41,19 @@ class ContactMonitor:
         self._commanded = np.zeros(n_model, bool)
         self._commanded[joints.index] = True
         self._r_commanded = np.zeros(n_model)      # r on the commanded joints, 0 elsewhere
-        self.tau_ext = np.zeros(len(joints))       # r in command order
+        # every model joint commanded in model order (the usual case): r is tau_ext itself
+        self._identity = bool(np.array_equal(joints.index, np.arange(n_model)))
+        self.tau_ext = self.observer.r if self._identity else np.zeros(len(joints))
         self.wrench = self.wrench_estimator.wrench
         self._accelerating = False
+        self._acceleration2 = config.acceleration_threshold ** 2
         self._reflex_until = None                  # end time of a running reflex
 
     def set_model(self, model):
         """The same robot with another inertia (a payload): the observer restarts."""
-        self.observer.model = self.wrench_estimator.model = model
+        self.observer.model = model
         self.observer.restart()
+        self.wrench_estimator.set_model(model)
 
     @property
     def collided(self) -> bool:
@@ -63,16 +67,19 @@ class ContactMonitor:
         """Update r, F and the flags from a state (model order); effort: the measured joint
         effort (model order) when use_measured_effort, else None. True when a collision
         latched now and the reaction is not 'none' (the caller aborts the motion)."""
-        tau = self._tau
-        tau[:] = self._applied if effort is None else effort
+        tau = self._applied if effort is None else effort
         if friction is not None and friction.active:
-            tau -= friction.torque(qd)             # the model side: friction is not tau_ext
+            # the model side: the friction the model knows is not tau_ext
+            tau = np.subtract(tau, friction.torque(qd), out=self._tau)
         r = self.observer.update(now, q, qd, tau)
-        np.take(r, self._joints.index, out=self.tau_ext)
-        # the wrench from the commanded joints' residual: a joint held by other means (fixed
-        # positions) shows its holding torque in r, which no contact explains
-        np.multiply(r, self._commanded, out=self._r_commanded)
-        wrench = self.wrench_estimator.estimate(q, self._r_commanded)
+        if self._identity:
+            wrench = self.wrench_estimator.estimate(q, r)
+        else:
+            np.take(r, self._joints.index, out=self.tau_ext)
+            # the wrench from the commanded joints' residual: a joint held by other means
+            # (fixed positions) shows its holding torque in r, which no contact explains
+            np.multiply(r, self._commanded, out=self._r_commanded)
+            wrench = self.wrench_estimator.estimate(q, self._r_commanded)
         newly = self.detector.update(self.tau_ext, wrench if self._checks_wrench else None,
                                      self._accelerating)
         if newly and self.config.reaction == REFLEX:
@@ -80,10 +87,13 @@ class ContactMonitor:
         return newly and self.config.reaction != "none"
 
     def applied(self, tau, qdd_desired):
-        """The command sent for this state (command order), its desired acceleration."""
-        self._applied[self._joints.index] = tau
-        self._accelerating = bool(np.abs(qdd_desired).max(initial=0.0)
-                                  > self.config.acceleration_threshold)
+        """The command sent for this state (command order), its desired acceleration: the
+        'accelerating' levels apply while |qdd_desired| (2-norm) > acceleration_threshold."""
+        if self._identity:
+            self._applied[:] = tau
+        else:
+            self._applied[self._joints.index] = tau
+        self._accelerating = float(np.dot(qdd_desired, qdd_desired)) > self._acceleration2
 
     def override(self, now):
         """The reaction that replaces the law now: FLOAT, REFLEX or None; 'reflex_over' once,

@@ -10,19 +10,16 @@ constant 1/K_O, and no qdd anywhere. tau is the joint torque that acted over the
 clamped command, or the measured effort) minus the model's friction estimate, so an identified
 friction and payload leave a clean residual; unmodelled friction shows up in r.
 
-Discrete form, one state every dt, backward Euler in r: with the baseline s = p(0) + integral
-and r_k = K_O (p_k - s_k) inside the integral,
-    s_k = s_{k-1} + (tau + C^T qd - g + r_k) dt
-        = (s_{k-1} + (tau + C^T qd - g) dt + K_O dt p_k) / (1 + K_O dt)
-so a constant tau_ext is approached as r_k - tau_ext = (r_{k-1} - tau_ext) / (1 + K_O dt):
-stable and without overshoot at any K_O dt (explicit Euler diverges beyond K_O dt = 2, which
-a 100 Hz state stream would reach at K_O = 200), and the continuous filter for K_O dt << 1.
+Discrete form: backward Euler in r, one compiled call per state
+(dynamics.momentum_observer_step, equations in dynamics/momentum.py): stable and without
+overshoot at any K_O dt, the continuous filter for K_O dt << 1. This class keeps the state
+(the baseline s = p(0) + integral, r, the last time) and handles gaps.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from rbd_control.dynamics import momentum_terms
+from rbd_control.dynamics import momentum_observer_step, momentum_terms
 
 __all__ = ["MomentumObserver"]
 
@@ -42,7 +39,6 @@ class MomentumObserver:
         self._p, self._ct_qd, self._g = self._terms
         self.r = np.zeros(n)                       # the residual, N m (N)
         self._baseline = np.zeros(n)               # s = p(0) + integral
-        self._rate = np.empty(n)                   # scratch
         self._last = None                          # time of the last state
 
     @property
@@ -57,29 +53,18 @@ class MomentumObserver:
 
     def update(self, t: float, q, qd, tau) -> np.ndarray:
         """r after the state (t, q, qd); tau: the torque that acted since the last state."""
-        momentum_terms(self.model, q, qd, out=self._terms)
         last, self._last = self._last, t
+        dt = -1.0 if last is None else t - last
+        if 0.0 < dt <= self.max_gap:
+            return momentum_observer_step(self.model, q, qd, tau, self.gain, dt,
+                                          self._baseline, self.r, self._terms)
+        momentum_terms(self.model, q, qd, out=self._terms)
         p, s, r = self._p, self._baseline, self.r
         if last is None:
             s[:] = p                               # p(0): r starts at 0
             r[:] = 0.0
             return r
-        dt = t - last
-        if not 0.0 < dt <= self.max_gap:
-            # a gap or a clock jump: nothing is known about what acted meanwhile; restart the
-            # integral where it keeps the current r (p - s = r / K_O)
-            np.subtract(p, r / self.gain, out=s)
-            return r
-        # s = (s + (tau + C^T qd - g) dt + K_O dt p) / (1 + K_O dt)
-        rate, k_dt = self._rate, self.gain * dt
-        np.add(tau, self._ct_qd, out=rate)
-        rate -= self._g
-        rate *= dt
-        s += rate
-        np.multiply(p, k_dt, out=rate)
-        s += rate
-        s /= 1.0 + k_dt
-        # r = K_O (p - s)
-        np.subtract(p, s, out=r)
-        r *= self.gain
+        # a gap or a clock jump: nothing is known about what acted meanwhile; restart the
+        # integral where it keeps the current r (p - s = r / K_O)
+        np.subtract(p, r / self.gain, out=s)
         return r

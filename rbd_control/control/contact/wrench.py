@@ -1,7 +1,7 @@
 """The external wrench at one link frame from the joint residual, by damped least squares (as
 franka's O_F_ext_hat_K and KDL's ChainExternalWrenchEstimator):
 
-    F = (J J^T + lambda^2 1)^-1 J r        (dynamics.frame_wrench)
+    F = (J J^T + lambda^2 1)^-1 J r        (dynamics.FrameWrench)
 
 J the link's frame Jacobian, so F acts at the link origin, in world (root link) axes. It
 assumes the whole residual comes from a wrench at that frame: a contact elsewhere on the arm
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbd_control.dynamics import frame_wrench
+from rbd_control.dynamics import FrameWrench
 
 __all__ = ["WrenchEstimator", "FORCE_FIRST"]
 
@@ -25,12 +25,19 @@ class WrenchEstimator:
     """F at `link` (origin, world axes), [fx, fy, fz, tx, ty, tz]."""
 
     def __init__(self, model, link: str, damping: float):
-        self.model, self.link, self.damping = model, link, float(damping)
+        self.link, self.damping = link, float(damping)
         self.frame = f"{model.link_names[0]} axes at the origin of {link}"
         self.wrench = np.zeros(6)
+        self._prepared = FrameWrench(model, link, damping)
+
+    @property
+    def model(self):
+        return self._prepared.model
+
+    def set_model(self, model):
+        self._prepared = FrameWrench(model, self.link, self.damping)
 
     def estimate(self, q, r) -> np.ndarray:
         """F for the residual r (model order); the returned array is reused."""
-        np.take(frame_wrench(self.model, q, self.link, r, self.damping), FORCE_FIRST,
-                out=self.wrench)
+        np.take(self._prepared(q, r), FORCE_FIRST, out=self.wrench)
         return self.wrench
