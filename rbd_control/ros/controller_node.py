@@ -21,6 +21,8 @@ Topics
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
                                  sensor_msgs/JointState in `joints` order (tuning.py)
   out  /diagnostics             diagnostic_msgs/DiagnosticArray, loop health (diagnostics.py)
+  out  ~/external_torque ~/external_wrench ~/contact_state, srv ~/reset_collision
+                                 contact awareness (controller/contact.py, contact.enabled)
 
 Parameters: defined once in rbd_control/control/parameters.py (CONTROLLER_PARAMETERS);
 rbd_control/ros/parameters.py turns the table into declarations and descriptors. The
@@ -61,6 +63,7 @@ from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS, fixed_positions
 from rbd_control.ros.diagnostics import DiagnosticsPublisher
 from rbd_control.ros.cartesian import CartesianTopics, cartesian_config
+from rbd_control.ros.controller.contact import ContactTopics, contact_config
 from rbd_control.ros.parameter_callbacks import PARAMETER_SOURCE, ParameterCallbacks
 from rbd_control.ros.parameters import ConfigurationError, declare, declare_per_joint, value
 from rbd_control.ros.run import spin_node
@@ -104,6 +107,9 @@ class ControllerNode(Node):
         self._action = trajectory_action.attach(
             self, lambda: self._controller, self._control_time, self._value, self._lock)
         self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
+        # ~/external_torque, ~/external_wrench, ~/contact_state, ~/reset_collision
+        self._contact = ContactTopics(self, lambda: self._controller, self._control_time,
+                                      self._lock)
 
         self._parameter_sets = ParameterCallbacks(self)   # runtime sets; gains shown as parameters
         self.add_on_set_parameters_callback(self._parameter_sets.validate)
@@ -142,7 +148,7 @@ class ControllerNode(Node):
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
             fixed_positions=fixed_positions(value_('fixed_positions')),
             allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
-            max_state_age=value_('max_state_age'),
+            max_state_age=value_('max_state_age'), contact=contact_config(value_),
             **cartesian_config(value_))
 
     def _loop_health(self):

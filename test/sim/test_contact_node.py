@@ -1,0 +1,100 @@
+"""Contact awareness through the nodes: rbd_mujoco_sim (lockstep) and rbd_controller with
+contact.enabled, this process as the user.
+
+A FollowJointTrajectory goal is running when the simulator's ~/external_wrench pushes the
+tool hard: the goal aborts with the collision as its error string, ~/contact_state turns ERROR
+naming the joints, ~/external_torque shows the push (J^T f), ~/external_wrench carries its
+frame; ~/reset_collision is refused while the push lasts and accepted once it is gone.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from action_msgs.msg import GoalStatus
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import WrenchStamped
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from rbd_control.description import default_arm_urdf
+from rbd_control.dynamics import frame_jacobian, load_urdf
+
+from test_follow_joint_trajectory import CONSTRAINTS, HOME, MOVE, Rig, goal_to, offset
+from test_in_the_loop import ARM_JOINTS, SIM_NODE, controller_parameters
+
+LATCHED = __import__("rbd_control.ros.controller.contact", fromlist=["STATE_QOS"]).STATE_QOS
+PUSH = np.array([40.0, 0.0, -40.0])     # N on tool0, world axes
+
+
+class ContactRig(Rig):
+    def __init__(self, ros_node, spawn_node, monkeypatch):
+        contact = {"contact.enabled": True, "contact.reaction": "hold",
+                   "contact.wrench_link": "tool0"}
+        original = controller_parameters
+
+        def with_contact(*args, **kwargs):
+            return original(*args, **kwargs, **contact)
+        monkeypatch.setattr("test_follow_joint_trajectory.controller_parameters", with_contact)
+        self.torque = ros_node.collect(JointState, "/rbd_controller/external_torque", 1000)
+        self.wrench = ros_node.collect(WrenchStamped, "/rbd_controller/external_wrench", 1000)
+        self.contact_state = ros_node.collect(DiagnosticStatus, "/rbd_controller/contact_state",
+                                              LATCHED)
+        super().__init__(ros_node, spawn_node)
+        self.push_pub = ros_node.node.create_publisher(
+            WrenchStamped, f"/{SIM_NODE}/external_wrench", 10)
+
+    def push(self, force):
+        msg = WrenchStamped()
+        msg.header.frame_id = "tool0"
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = map(float, force)
+        self.ros.wait_for_subscribers(self.push_pub)
+        self.push_pub.publish(msg)
+
+    def reset(self):
+        client = self.ros.node.create_client(Trigger, "/rbd_controller/reset_collision")
+        self.ros.wait_for(client.service_is_ready, 30.0, "~/reset_collision")
+        future = client.call_async(Trigger.Request())
+        self.wait(future.done, "the reset's reply")
+        return future.result()
+
+
+def test_a_push_aborts_the_goal_latches_a_collision_and_reset_waits_for_release(
+        ros_node, spawn_node, monkeypatch):
+    rig = ContactRig(ros_node, spawn_node, monkeypatch)
+    rig.wait(lambda: rig.contact_state, "the first ~/contact_state")
+    assert rig.contact_state[-1].level == DiagnosticStatus.OK, rig.contact_state[-1]
+    handle = rig.send(goal_to(ARM_JOINTS, [(3.0, offset(MOVE))]))
+    rig.wait_sim_time(rig.sim_time() + 0.5)
+    rig.push(PUSH)
+    response = rig.result(handle)
+    assert response.status == GoalStatus.STATUS_ABORTED, rig.logs()
+    assert "collision detected" in response.result.error_string, response.result.error_string
+    rig.wait(lambda: rig.contact_state[-1].level == DiagnosticStatus.ERROR, "contact_state ERROR")
+    state = rig.contact_state[-1]
+    values = {kv.key: kv.value for kv in state.values}
+    assert values["collision_joints"] and "tool0" in values["wrench_frame"], state
+
+    # held against the push: the residual is J^T f at the measured pose
+    rig.wait_sim_time(rig.sim_time() + 0.3)
+    rig.wait(lambda: rig.torque and rig.wrench, "~/external_torque and ~/external_wrench")
+    model = load_urdf(default_arm_urdf())
+    torque = rig.torque[-1]
+    q = np.array([rig.states[-1].position[list(rig.states[-1].name).index(j)]
+                  for j in model.joint_names])
+    expected = frame_jacobian(model, q, "tool0")[3:].T @ PUSH
+    measured = np.array([torque.effort[list(torque.name).index(j)] for j in model.joint_names])
+    print(f"\nexternal torque {np.round(measured, 2)} vs J^T f {np.round(expected, 2)}; "
+          f"wrench {rig.wrench[-1].wrench.force} in {rig.wrench[-1].header.frame_id!r}")
+    assert np.max(np.abs(measured - expected)) < 0.05 * np.max(np.abs(expected))
+    assert rig.wrench[-1].header.frame_id == model.link_names[0]
+
+    refused = rig.reset()
+    assert not refused.success and "still in contact" in refused.message, refused.message
+    rig.push([0.0, 0.0, 0.0])
+    rig.wait_sim_time(rig.sim_time() + 0.3)
+    accepted = rig.reset()
+    assert accepted.success, accepted.message
+    rig.wait(lambda: rig.contact_state[-1].level == DiagnosticStatus.OK, "contact_state OK")
+    # motion is accepted again
+    handle = rig.send(goal_to(ARM_JOINTS, [(1.0, offset(np.zeros(6)))]))
+    assert rig.result(handle).status == GoalStatus.STATUS_SUCCEEDED, rig.logs()
