@@ -254,3 +254,98 @@ def test_reset_is_refused_in_contact_and_accepted_after(arm_urdf, arm_model):
     run(0.3)
     controller.reset_collision(sim.time)
     assert not controller.contact.collided and controller.abort_reason == ""
+
+
+# --- the model side: friction and payload -----------------------------------------------------
+
+def demo_run(arm_urdf, arm_model, seconds=4.0, damping=0.0, payload=None, **config):
+    """The demo trajectory on a plant with viscous joint damping and/or a payload; the peak
+    |r| per joint."""
+    names = arm_model.joint_names
+    payloads = [] if payload is None else [payload]
+    plant = Plant(mujoco_model.build_mujoco_model(arm_urdf, joint_damping=False, timestep=DT,
+                                                  payloads=payloads), names)
+    plant.model.dof_damping[plant.index.dof_adr] = damping
+    plant.reset(home(arm_model))
+    controller = Controller(arm_model, ControllerConfig(
+        mode="computed_torque", contact=ContactConfig(reaction="none"), **config))
+    if payload is not None:
+        controller.set_payload(payload.link, payload.mass, payload.com)
+    controller.update(0.0, names, *plant.state())
+    points = [TrajectoryPoint(q, v, a, time_from_start=t)
+              for t, q, v, a in demo_waypoints(DEFAULT_ARM_HOME, names)]
+    controller.set_trajectory(JointTrajectory(names, points), 0.0)
+    peak = np.zeros(len(names))
+    while plant.time < seconds:
+        command = controller.update(plant.time, names, *plant.state())
+        plant.step(command.tau)
+        peak = np.maximum(peak, np.abs(controller.contact.tau_ext))
+    return peak
+
+
+def test_identified_friction_and_payload_enter_the_model_side(arm_urdf, arm_model):
+    """Viscous friction the controller knows (friction.<joint>.viscous) and a payload it was
+    told about (set_payload) leave the residual clean; the same friction unknown shows up in
+    r as b qd, which is where unmodelled friction goes."""
+    b = 2.0
+    friction = {name: {"viscous": b} for name in arm_model.joint_names}
+    known = demo_run(arm_urdf, arm_model, damping=b, friction=friction)
+    unknown = demo_run(arm_urdf, arm_model, damping=b)
+    payload = mujoco_model.Payload("tool0", 1.5, (0.0, 0.0, 0.05))
+    carried = demo_run(arm_urdf, arm_model, payload=payload)
+    print(f"\npeak |r| [N m]: friction known {np.round(known, 3)}, unknown {np.round(unknown, 2)},"
+          f" 1.5 kg payload known {np.round(carried, 3)}")
+    assert known.max() < 0.05 and carried.max() < 0.05
+    assert unknown.max() > 1.0
+
+
+# --- the core's rules, without a plant ---------------------------------------------------------
+
+def test_a_stale_gap_carries_the_residual_and_restarts_the_integral(arm_model):
+    """Across a gap longer than state_timeout nothing is known of what acted: r is kept as it
+    was, and the integral restarts from there; afterwards r converges on the truth (here 0:
+    at rest, no contact) at 1 / (1 + K_O dt) per state."""
+    controller = controller_for(arm_model, reaction="none")
+    names, q, rest = arm_model.joint_names, home(arm_model), np.zeros(6)
+    t = 0.0
+    for _ in range(50):
+        command = controller.update(t, names, q, rest)
+        t += DT
+    contact = controller.contact
+    contact.observer.r[:] = 3.0                       # as if a contact were being seen
+    t += 5.0                                          # stale: r carried over
+    controller.update(t, names, q, rest)
+    assert np.allclose(contact.tau_ext, 3.0)
+    controller.update(t + DT, names, q, rest)
+    gain = controller.config.contact.observer_gain
+    assert np.allclose(contact.tau_ext, 3.0 / (1.0 + gain * DT), atol=1e-6), command
+
+
+def test_measured_effort_is_required_when_configured(arm_model):
+    from rbd_control.control.errors import StateError
+    controller = controller_for(arm_model, use_measured_effort=True)
+    names, q = arm_model.joint_names, home(arm_model)
+    with pytest.raises(StateError, match="efforts"):
+        controller.update(0.0, names, q, np.zeros(6), effort=[])
+    with pytest.raises(StateError, match="efforts"):
+        controller.update(0.0, names, q, np.zeros(6), effort=[0.0, 0.0])
+    controller.update(0.0, names, q, np.zeros(6), effort=np.zeros(6))
+
+
+def test_wrench_levels_and_per_joint_levels_are_used(arm_model):
+    from rbd_control.control.contact import CollisionDetector, CollisionThresholds
+    config = ContactConfig(torque_thresholds=[[1.0, 2, 3, 4, 5, 6], 10.0, 1.0, 10.0],
+                           force_thresholds=[5.0, 8.0, 5.0, 8.0])
+    config.check()
+    detector = CollisionDetector(CollisionThresholds.from_config(config, 6), arm_model.joint_names)
+    tau = np.array([0.0, 2.5, 0.0, 0.0, 0.0, 0.0])
+    assert not detector.update(tau, np.zeros(6), accelerating=True)
+    assert list(detector.contact_joints) == [False, True, False, False, False, False]
+    assert not detector.update(np.zeros(6), np.array([0, 6.0, 0, 0, 0, 0]), accelerating=False)
+    assert detector.contact_axes[1] and not detector.collided
+    assert detector.update(np.zeros(6), np.array([0, 0, -9.0, 0, 0, 0]), accelerating=False)
+    assert "fz" in detector.reason and detector.collision_axes[2]
+    assert not detector.update(np.zeros(6), np.zeros(6), accelerating=False)  # latched, once
+    assert detector.collided and not detector.in_contact
+    detector.reset()
+    assert not detector.collided
