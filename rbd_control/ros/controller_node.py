@@ -126,7 +126,8 @@ class ControllerNode(Node):
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self._value('diagnostics_period') > 0:
-            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'))
+            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'),
+                                 extra=self._contact.diagnostics)
         # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
         # the cyclic collector's sight, a full collection triggered by a burst of message
         # objects (a 40,000-name state) no longer walks it all while holding the GIL.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
-from diagnostic_msgs.msg import DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -39,6 +39,7 @@ class ContactRig(Rig):
         self.wrench = ros_node.collect(WrenchStamped, "/rbd_controller/external_wrench", 1000)
         self.contact_state = ros_node.collect(DiagnosticStatus, "/rbd_controller/contact_state",
                                               LATCHED)
+        self.diagnostics = ros_node.collect(DiagnosticArray, "/diagnostics", 100)
         super().__init__(ros_node, spawn_node)
         self.push_pub = ros_node.node.create_publisher(
             WrenchStamped, f"/{SIM_NODE}/external_wrench", 10)
@@ -95,6 +96,9 @@ def test_a_push_aborts_the_goal_latches_a_collision_and_reset_waits_for_release(
     accepted = rig.reset()
     assert accepted.success, accepted.message
     rig.wait(lambda: rig.contact_state[-1].level == DiagnosticStatus.OK, "contact_state OK")
+    # the same line on /diagnostics
+    rig.wait(lambda: any(status.name == "rbd_controller: contact" for array in rig.diagnostics
+                         for status in array.status), "the contact line on /diagnostics")
     # motion is accepted again
     handle = rig.send(goal_to(ARM_JOINTS, [(1.0, offset(np.zeros(6)))]))
     assert rig.result(handle).status == GoalStatus.STATUS_SUCCEEDED, rig.logs()

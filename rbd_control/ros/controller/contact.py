@@ -9,6 +9,7 @@
                            level OK (no contact) / WARN (contact) / ERROR (collision latched),
                            message = the collision's reason, values = which joints and axes
                            are in contact or collision
+  out  /diagnostics        the same status as one more line of the node's DiagnosticArray
   srv  ~/reset_collision   std_srvs/Trigger: clear a latched collision (refused, success false
                            with the reason, while still in contact), then hold the pose
 
@@ -130,6 +131,13 @@ class ContactTopics:
         ]
         return DiagnosticStatus(level=level, name=self._name, message=message,
                                 values=[KeyValue(key=k, value=v) for k, v in values])
+
+    def diagnostics(self):
+        """The contact line of /diagnostics: [the ~/contact_state status], [] when off."""
+        with self._lock:
+            controller = self._controller()
+            contact = None if controller is None else controller.contact
+            return [] if contact is None else [self._status(contact)]
 
     def _on_reset(self, request, response):
         with self._lock:
