@@ -280,8 +280,6 @@ class Controller:
             raise StateError(f"dynamics rejected the state: {exc}") from exc
         if contact is not None:
             contact.applied(command.tau, command.desired_qdd)
-            if contact.collided:
-                command.reason = contact.reason
         # only a state that produced a valid command counts as fresh for the watchdog
         self._accept_state(now, names, q, qd, q_m, qd_m)
         return command
