@@ -319,14 +319,34 @@ class Controller:
         if self._q is not None:
             self._hold_measured(now)
 
+    def set_contact(self, config):
+        """Change the contact settings (a ContactConfig; None: off) from the next state on.
+        With the same wrench link, r, the flags and a latched collision are kept; otherwise
+        the observer starts afresh. Raises ConfigError (ContactConfigError) with the reason."""
+        if config is not None:
+            config.check()
+        old = self._contact
+        self.config = replace(self.config, contact=config)
+        link = None if config is None else self._wrench_link(self.model.link_names)
+        if old is not None and config is not None and link == old.wrench_estimator.link:
+            old.reconfigure(config)
+        else:
+            self._contact = self._contact_monitor(self._plan_model)
+            if self._contact is not None and self.model is not self._plan_model.model:
+                self._contact.set_model(self.model)   # the payload carried
+
+    def _wrench_link(self, links):
+        config = self.config.contact
+        link = config.wrench_link or self.config.ee_link or links[-1]
+        if link not in links:
+            raise ConfigError(f"contact.wrench_link {link!r} is not a link of the model")
+        return link
+
     def _contact_monitor(self, plan) -> Optional[ContactMonitor]:
         config = self.config.contact
         if config is None:
             return None
-        links = plan.model.link_names
-        link = config.wrench_link or self.config.ee_link or links[-1]
-        if link not in links:
-            raise ConfigError(f"contact.wrench_link {link!r} is not a link of the model")
+        link = self._wrench_link(plan.model.link_names)
         return ContactMonitor(config, plan.model, plan.joints, self.config.state_timeout, link)
 
     def _observe_contact(self, now, names, q, qd, effort):

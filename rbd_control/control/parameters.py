@@ -287,44 +287,45 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("contact.observer_gain", "double", 200.0,
               "K_O of the momentum observer, 1/s: the residual follows the external torque "
               "with time constant 1/K_O (5 ms at 200). Higher: faster detection, more of the "
-              "velocity noise in the residual.", **positive(1000.0)),
+              "velocity noise in the residual.", **positive(1000.0), read_only=False),
     Parameter("contact.torque_thresholds", "double_array", [10.0, 20.0, 5.0, 10.0],
               "|tau_ext| levels of every joint, N m: [contact, collision] while the desired "
               "motion accelerates, then [contact, collision] at constant velocity (libfranka's "
               "order). Contact flags clear with the contact; a collision latches until "
               "~/reset_collision. 0: level off.",
               check=_levels("contact.torque_thresholds"),
-              constraint="4 levels >= 0, contact in (0, collision]"),
+              constraint="4 levels >= 0, contact in (0, collision]", read_only=False),
     Parameter("contact.force_thresholds", "double_array", [0.0, 0.0, 0.0, 0.0],
               "|F| levels of each force axis of the estimated wrench, N, same order as "
               "contact.torque_thresholds. 0: level off (the default: joint torques are the "
               "reliable signal).", check=_levels("contact.force_thresholds"),
-              constraint="4 levels >= 0, contact in (0, collision]"),
+              constraint="4 levels >= 0, contact in (0, collision]", read_only=False),
     Parameter("contact.moment_thresholds", "double_array", [0.0, 0.0, 0.0, 0.0],
               "|M| levels of each moment axis of the estimated wrench, N m, same order. 0: off.",
               check=_levels("contact.moment_thresholds"),
-              constraint="4 levels >= 0, contact in (0, collision]"),
+              constraint="4 levels >= 0, contact in (0, collision]", read_only=False),
     Parameter("contact.acceleration_threshold", "double", 0.5,
               "rad/s^2 (m/s^2): while the desired joint acceleration (2-norm) exceeds this, "
-              "the 'accelerating' levels apply.", low=0.0, high=1.0e6),
+              "the 'accelerating' levels apply.", low=0.0, high=1.0e6, read_only=False),
     Parameter("contact.reaction", "string", "hold",
               "On a collision: none (report only), hold (abort the motion, hold the pose), "
               "float (abort, gravity compensation until reset), reflex (abort, tau = g + "
-              "K_R r for contact.reflex_duration, then hold).", choices=CONTACT_REACTIONS),
+              "K_R r for contact.reflex_duration, then hold).", choices=CONTACT_REACTIONS,
+              read_only=False),
     Parameter("contact.reflex_gain", "double", 1.0,
               "K_R of the reflex reaction (dimensionless: times the residual, N m).",
-              low=0.0, high=10.0),
+              low=0.0, high=10.0, read_only=False),
     Parameter("contact.reflex_duration", "double", 0.1,
-              "Seconds of reflex before holding.", low=0.0, high=5.0),
+              "Seconds of reflex before holding.", low=0.0, high=5.0, read_only=False),
     Parameter("contact.wrench_link", "string", "",
               "Link whose origin the external wrench is estimated at (world axes). Empty: "
               "ee_link, else the URDF's last link."),
     Parameter("contact.wrench_damping", "double", 0.05,
               "lambda of the damped least squares F = (J J^T + lambda^2 1)^-1 J r.",
-              **positive(10.0)),
+              **positive(10.0), read_only=False),
     Parameter("contact.use_measured_effort", "bool", False,
               "Take the torque of the observer from joint_states.effort (a robot that "
-              "measures it) instead of the clamped command the controller sent."),
+              "measures it) instead of the clamped command the controller sent.", read_only=False),
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),

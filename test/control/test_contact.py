@@ -414,3 +414,25 @@ def test_perturbed_plant_residual_over_the_demo(arm_urdf, arm_model, model_kind)
           f"states flagged in contact at the default levels: {flagged}")
     if model_kind != "nominal":
         assert flagged == 0 and not controller.contact.collided
+
+
+def test_settings_change_at_runtime_keeping_a_latched_collision(arm_model):
+    from rbd_control.control.contact import ContactMonitor
+    controller = controller_for(arm_model, reaction="hold")
+    names, q = arm_model.joint_names, home(arm_model)
+    controller.update(0.0, names, q, np.zeros(6))
+    monitor = controller.contact
+    monitor.observer.r[:] = 50.0                       # as if pushed hard
+    monitor.detector.update(monitor.tau_ext, None, False)
+    assert monitor.collided
+    controller.set_contact(ContactConfig(observer_gain=80.0, reaction="float",
+                                         torque_thresholds=[60.0, 80.0, 60.0, 80.0]))
+    assert controller.contact is monitor and monitor.collided and monitor.observer.gain == 80.0
+    assert monitor.thresholds.torque_collision_nominal[0] == 80.0
+    with pytest.raises(ContactConfigError, match="observer_gain"):
+        controller.set_contact(ContactConfig(observer_gain=float("nan")))
+    assert controller.config.contact.observer_gain == 80.0     # refused: nothing changed
+    controller.set_contact(ContactConfig(wrench_link="flange_link"))   # another frame: afresh
+    assert isinstance(controller.contact, ContactMonitor) and controller.contact is not monitor
+    controller.set_contact(None)
+    assert controller.contact is None and controller.abort_reason == ""

@@ -19,9 +19,11 @@ from std_srvs.srv import Trigger
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import frame_jacobian, load_urdf
 
+from by_path import load
 from test_follow_joint_trajectory import CONSTRAINTS, HOME, MOVE, Rig, goal_to, offset
 from test_in_the_loop import ARM_JOINTS, SIM_NODE, controller_parameters
 
+set_parameters = load("ros/ros_helpers.py", "rbd_test_contact_ros_helpers").set_parameters
 LATCHED = __import__("rbd_control.ros.controller.contact", fromlist=["STATE_QOS"]).STATE_QOS
 PUSH = np.array([40.0, 0.0, -40.0])     # N on tool0, world axes
 
@@ -102,3 +104,12 @@ def test_a_push_aborts_the_goal_latches_a_collision_and_reset_waits_for_release(
     # motion is accepted again
     handle = rig.send(goal_to(ARM_JOINTS, [(1.0, offset(np.zeros(6)))]))
     assert rig.result(handle).status == GoalStatus.STATUS_SUCCEEDED, rig.logs()
+
+    # settings change at runtime; inconsistent levels are refused with the reason
+    results = set_parameters(rig.ros, "rbd_controller",
+                             {"contact.torque_thresholds": [30.0, 20.0, 5.0, 10.0]})
+    refused = results["contact.torque_thresholds"]
+    assert not refused.successful and "contact.torque_thresholds" in refused.reason, refused
+    results = set_parameters(rig.ros, "rbd_controller", {"contact.reaction": "none",
+                                                         "contact.observer_gain": 100.0})
+    assert all(r.successful for r in results.values()), results

@@ -28,13 +28,12 @@ class ContactMonitor:
     def __init__(self, config, model, joints, max_gap: float, link: str):
         """config: a checked ContactConfig; joints: the controller's JointMap; link: the wrench
         frame (already resolved and checked against the model)."""
-        self.config = config
         self._joints = joints
         self.observer = MomentumObserver(model, config.observer_gain, max_gap)
         self.wrench_estimator = WrenchEstimator(model, link, config.wrench_damping)
-        self.thresholds = CollisionThresholds.from_config(config, len(joints))
-        self.detector = CollisionDetector(self.thresholds, joints.names)
-        self._checks_wrench = self.thresholds.checks_wrench
+        self.detector = CollisionDetector(CollisionThresholds.from_config(config, len(joints)),
+                                          joints.names)
+        self.reconfigure(config)
         n_model = model.nq
         self._applied = np.zeros(n_model)          # tau over the last step, model order
         self._tau = np.empty(n_model)              # scratch: tau minus friction
@@ -46,8 +45,22 @@ class ContactMonitor:
         self.tau_ext = self.observer.r if self._identity else np.zeros(len(joints))
         self.wrench = self.wrench_estimator.wrench
         self._accelerating = False
-        self._acceleration2 = config.acceleration_threshold ** 2
         self._reflex_until = None                  # end time of a running reflex
+
+    def reconfigure(self, config):
+        """Another checked ContactConfig with the same wrench link: gain, levels, reaction,
+        damping take effect at the next state; r, the flags and a latched collision are kept."""
+        self.config = config
+        self.observer.gain = float(config.observer_gain)
+        if config.wrench_damping != self.wrench_estimator.damping:
+            self.wrench_estimator = WrenchEstimator(self.wrench_estimator.model,
+                                                    self.wrench_estimator.link,
+                                                    config.wrench_damping)
+            self.wrench = self.wrench_estimator.wrench
+        self.thresholds = CollisionThresholds.from_config(config, len(self._joints))
+        self.detector.thresholds = self.thresholds
+        self._checks_wrench = self.thresholds.checks_wrench
+        self._acceleration2 = config.acceleration_threshold ** 2
 
     def set_model(self, model):
         """The same robot with another inertia (a payload): the observer restarts."""

@@ -18,6 +18,9 @@ here (diagnostic_msgs is already a dependency for /diagnostics), its level says 
 collision at a glance, its key/values name the joints and axes, and rqt_robot_monitor and
 diagnostic_aggregator read it as they are; JSON would need parsing and says nothing to tools.
 
+Parameters: contact.* (control/parameters.py); all but contact.enabled and contact.wrench_link
+can be set at runtime (Controller.set_contact: a latched collision and r are kept).
+
 The torque and wrench topics are filled only while someone subscribes (looked up every 0.2 s,
 as the tuning topics); the state is published when it changes.
 """
