@@ -22,7 +22,7 @@ import pytest
 from closed_loop_support import DT, Plant
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.control.contact import ContactConfig, ContactConfigError, ContactResetError
-from rbd_control.control.errors import ConfigError
+from rbd_control.control.errors import ConfigError, TrajectoryError
 from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.dynamics import frame_jacobian, frame_pose, load_urdf
 from rbd_control.sim import mujoco_model
@@ -197,9 +197,9 @@ def test_obstacle_collision_is_detected_within_10_ms_and_the_arm_stops(arm_urdf,
         reflex = controller.config.contact.reflex_duration if reaction == "reflex" else 0.0
         assert stopped is not None and stopped - detected <= reflex + 0.200
     # a latched collision refuses new motion until reset
-    with pytest.raises(Exception, match="reset"):
-        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(q0, time_from_start=2.0)]),
-                                  plant.time)
+    back = JointTrajectory(names, [TrajectoryPoint(q0, time_from_start=2.0)])
+    with pytest.raises(TrajectoryError, match="reset"):
+        controller.set_trajectory(back, plant.time)
 
 
 # --- no false detection ---------------------------------------------------------------------

@@ -131,8 +131,8 @@ class CollisionDetector:
 
     def _describe(self, abs_t, wrench_collision, torque_collision, accelerating):
         phase = "accelerating" if accelerating else "at constant velocity"
-        parts = [f"joint {self.joint_names[i]} |tau_ext| {abs_t[i]:.4g} > {torque_collision[i]:.4g} N m"
-                 for i in np.flatnonzero(self._over_t)]
+        parts = [f"joint {self.joint_names[i]} |tau_ext| {abs_t[i]:.4g} > "
+                 f"{torque_collision[i]:.4g} N m" for i in np.flatnonzero(self._over_t)]
         if wrench_collision is not None:
             parts += [f"{AXES[a]} |F| {self._abs_w[a]:.4g} > {wrench_collision[a]:.4g}"
                       for a in np.flatnonzero(self._over_w)]
