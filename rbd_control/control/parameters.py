@@ -325,7 +325,8 @@ CONTROLLER_PARAMETERS = ParameterTable([
               **positive(10.0), read_only=False),
     Parameter("contact.use_measured_effort", "bool", False,
               "Take the torque of the observer from joint_states.effort (a robot that "
-              "measures it) instead of the clamped command the controller sent.", read_only=False),
+              "measures it) instead of the clamped command the controller sent; a state "
+              "without one effort per name is then refused.", read_only=False),
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),
