@@ -5,6 +5,8 @@
     command = controller.update(now, names, q, qd, age=age)   # with the state-age guard
     controller.set_trajectory(trajectory, now)          # on a new goal
     safe = controller.check_watchdog(now)               # every period; a Command when stale
+    controller.contact.tau_ext, controller.contact.wrench   # with ControllerConfig(contact=...)
+    controller.reset_collision(now)                     # after a collision (control/contact/)
 
 Times are seconds on one clock (the node's, sim time or wall time). Vectors in a Command are
 in command order (`controller.joint_names`). No rclpy here.
