@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import pathlib
 import sys
-import xml.etree.ElementTree as ET
-
-import mujoco
 import numpy as np
 import pytest
 
@@ -119,34 +116,6 @@ def test_known_wrench_gives_residual_within_5_percent_of_JT_f(arm_urdf, robot, l
 
 # --- an obstacle ----------------------------------------------------------------------------
 
-def obstacle_plant(urdf, joint_names, tool, centre, half_size=0.05, radius=0.03):
-    """The URDF's MuJoCo plant (as the Simulator builds it, no losses) with a sphere on `tool`
-    and a box fixed in the world at `centre`: the only geoms, so the only contact."""
-    robot = mujoco_model._parse_robot(mujoco_model.dynamics_elements(urdf))
-    mujoco_model._weld_base_joints(robot)
-    mujoco_model.make_inertias_acceptable(robot)
-    mujoco_model._set_compiler(robot)
-    spec = mujoco_model._spec_from_xml(ET.tostring(robot, encoding="unicode"))
-    spec.body(tool).add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0],
-                             mass=0.0, contype=1, conaffinity=1)
-    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[half_size] * 3,
-                            pos=list(map(float, centre)), contype=1, conaffinity=1)
-    model = spec.compile()
-    model.dof_damping[:] = 0.0
-    model.dof_frictionloss[:] = 0.0
-    model.opt.timestep = DT
-    return Plant(model, tuple(joint_names))
-
-
-def contact_force(plant):
-    """The largest contact normal force now, N."""
-    force, peak = np.zeros(6), 0.0
-    for i in range(plant.data.ncon):
-        mujoco.mj_contactForce(plant.model, plant.data, i, force)
-        peak = max(peak, abs(force[0]))
-    return peak
-
-
 @pytest.mark.parametrize("reaction", ["hold", "reflex", "float"])
 def test_obstacle_collision_is_detected_within_10_ms_and_the_arm_stops(arm_urdf, arm_model,
                                                                        reaction):
@@ -160,26 +129,27 @@ def test_obstacle_collision_is_detected_within_10_ms_and_the_arm_stops(arm_urdf,
     # the box's near face on the path of the tool: offset along the motion direction
     direction = frame_jacobian(arm_model, q_hit, "tool0")[3:, 0]
     centre = centre + 0.07 * direction / np.linalg.norm(direction)
-    plant = obstacle_plant(arm_urdf, names, "tool0", centre)
-    plant.reset(q0)
+    sim = Simulator(arm_urdf, joint_damping=False, initial_positions=dict(zip(names, q0)),
+                    obstacles=[mujoco_model.Obstacle(centre, (0.05, 0.05, 0.05), "tool0")])
     controller = controller_for(arm_model, reaction=reaction,
                                 observer_gain=ContactConfig().observer_gain)   # the default
-    controller.update(0.0, names, *plant.state())
+    state = sim.state()
+    controller.update(0.0, state.names, state.position, state.velocity)
     controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(q_end, time_from_start=2.0)]),
                               0.0)
     contact = controller.contact
     true_over = detected = stopped = None
     peak = 0.0
-    while plant.time < 3.0:
-        t = plant.time
-        q, qd = plant.state()
+    while sim.time < 3.0:
+        state = sim.state()
+        t, qd = state.time, state.velocity
         level = contact.thresholds.levels(contact._accelerating)[1]
-        command = controller.update(t, names, q, qd)
-        plant.step(command.tau)
-        true_ext = plant.data.qfrc_constraint[plant.index.dof_adr]
-        peak = max(peak, contact_force(plant))
-        if true_over is None and np.any(np.abs(true_ext) > level):
-            true_over = plant.time
+        command = controller.update(t, state.names, state.position, qd)
+        sim.set_command(command.tau)
+        sim.step()
+        peak = max(peak, sim.contact_force())
+        if true_over is None and np.any(np.abs(sim.contact_torque()) > level):
+            true_over = sim.time
         if detected is None and contact.collided:
             detected = t
             assert "collision detected" in controller.abort_reason
@@ -199,7 +169,7 @@ def test_obstacle_collision_is_detected_within_10_ms_and_the_arm_stops(arm_urdf,
     # a latched collision refuses new motion until reset
     back = JointTrajectory(names, [TrajectoryPoint(q0, time_from_start=2.0)])
     with pytest.raises(TrajectoryError, match="reset"):
-        controller.set_trajectory(back, plant.time)
+        controller.set_trajectory(back, sim.time)
 
 
 # --- no false detection ---------------------------------------------------------------------
