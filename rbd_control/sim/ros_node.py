@@ -53,7 +53,7 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.sim.external_wrench import ExternalWrenchTopic
 from rbd_control.sim.parameters import SIM_PARAMETERS
-from rbd_control.sim.mujoco_model import Payload
+from rbd_control.sim.mujoco_model import Obstacle, Payload
 from rbd_control.sim.simulator import Simulator
 
 # Real-time mode never runs more than this many physics steps between two joint states.
@@ -105,7 +105,8 @@ class MujocoSimNode(Node):
 
     def _parameter(self, name):
         current = value(self, name)
-        if name in ("joints", "initial_positions", "payload.com", "payload.inertia"):  # unset: empty
+        if name in ("joints", "initial_positions", "payload.com", "payload.inertia",
+                    "obstacle.box"):  # unset: empty
             return list(current or [])
         return current
 
@@ -141,6 +142,7 @@ class MujocoSimNode(Node):
                 clamp_effort=self._parameter("clamp_effort"),
                 payloads=self._payloads(),
                 stiff_friction=self._parameter("stiff_friction"),
+                obstacles=self._obstacles(),
             )
             sim.reset(self._initial_pose(sim))
         except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError
@@ -171,6 +173,13 @@ class MujocoSimNode(Node):
         com, inertia = self._parameter("payload.com"), self._parameter("payload.inertia")
         return [Payload(link, self._parameter("payload.mass"), com or (0.0, 0.0, 0.0),
                         inertia or Payload.inertia)]
+
+    def _obstacles(self) -> list[Obstacle]:
+        box = self._parameter("obstacle.box")
+        if not box:
+            return []
+        return [Obstacle(box[:3], box[3:], self._parameter("obstacle.probe_link"),
+                         self._parameter("obstacle.probe_radius"))]
 
     def _initial_pose(self, sim: Simulator) -> dict[str, float]:
         values = self._parameter("initial_positions")

@@ -46,6 +46,7 @@ class ContactMonitor:
         self.wrench = self.wrench_estimator.wrench
         self._accelerating = False
         self._reflex_until = None                  # end time of a running reflex
+        self.detected_at = None                    # control time the collision latched
 
     def reconfigure(self, config):
         """Another checked ContactConfig with the same wrench link: gain, levels, reaction,
@@ -95,6 +96,8 @@ class ContactMonitor:
             wrench = self.wrench_estimator.estimate(q, self._r_commanded)
         newly = self.detector.update(self.tau_ext, wrench if self._checks_wrench else None,
                                      self._accelerating)
+        if newly:
+            self.detected_at = now
         if newly and self.config.reaction == REFLEX:
             self._reflex_until = now + self.config.reflex_duration
         return newly and self.config.reaction != "none"
@@ -131,3 +134,4 @@ class ContactMonitor:
         """Clear a latched collision (ContactResetError while in contact)."""
         self.detector.reset()
         self._reflex_until = None
+        self.detected_at = None

@@ -8,7 +8,9 @@
   out  ~/contact_state     diagnostic_msgs/DiagnosticStatus, transient_local, on every change:
                            level OK (no contact) / WARN (contact) / ERROR (collision latched),
                            message = the collision's reason, values = which joints and axes
-                           are in contact or collision
+                           are in contact or collision, the wrench frame, the reaction, and
+                           detected_at (the control time, s, of the state the collision
+                           latched on: the joint state's stamp)
   out  /diagnostics        the same status as one more line of the node's DiagnosticArray
   srv  ~/reset_collision   std_srvs/Trigger: clear a latched collision (refused, success false
                            with the reason, while still in contact), then hold the pose
@@ -131,6 +133,7 @@ class ContactTopics:
             ('collision_axes', listed(detector.collision_axes, AXES)),
             ('wrench_frame', contact.wrench_estimator.frame),
             ('reaction', contact.config.reaction),
+            ('detected_at', '' if contact.detected_at is None else f'{contact.detected_at:.6f}'),
         ]
         return DiagnosticStatus(level=level, name=self._name, message=message,
                                 values=[KeyValue(key=k, value=v) for k, v in values])
