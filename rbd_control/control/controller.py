@@ -327,9 +327,9 @@ class Controller:
         the observer starts afresh. Raises ConfigError (ContactConfigError) with the reason."""
         if config is not None:
             config.check()
-        old = self._contact
-        self.config = replace(self.config, contact=config)
-        link = None if config is None else self._wrench_link(self.model.link_names)
+        old, new = self._contact, replace(self.config, contact=config)
+        link = None if config is None else self._wrench_link(new, self.model.link_names)
+        self.config = new                          # nothing changed if that raised
         if old is not None and config is not None and link == old.wrench_estimator.link:
             old.reconfigure(config)
         else:
@@ -337,9 +337,9 @@ class Controller:
             if self._contact is not None and self.model is not self._plan_model.model:
                 self._contact.set_model(self.model)   # the payload carried
 
-    def _wrench_link(self, links):
-        config = self.config.contact
-        link = config.wrench_link or self.config.ee_link or links[-1]
+    @staticmethod
+    def _wrench_link(config, links):
+        link = config.contact.wrench_link or config.ee_link or links[-1]
         if link not in links:
             raise ConfigError(f"contact.wrench_link {link!r} is not a link of the model")
         return link
@@ -348,7 +348,7 @@ class Controller:
         config = self.config.contact
         if config is None:
             return None
-        link = self._wrench_link(plan.model.link_names)
+        link = self._wrench_link(self.config, plan.model.link_names)
         return ContactMonitor(config, plan.model, plan.joints, self.config.state_timeout, link)
 
     def _observe_contact(self, now, names, q, qd, effort):

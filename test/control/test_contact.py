@@ -402,6 +402,9 @@ def test_settings_change_at_runtime_keeping_a_latched_collision(arm_model):
     with pytest.raises(ContactConfigError, match="observer_gain"):
         controller.set_contact(ContactConfig(observer_gain=float("nan")))
     assert controller.config.contact.observer_gain == 80.0     # refused: nothing changed
+    with pytest.raises(ConfigError, match="wrench_link"):
+        controller.set_contact(ContactConfig(wrench_link="no_such_link"))
+    assert controller.config.contact.observer_gain == 80.0 and controller.contact is monitor
     controller.set_contact(ContactConfig(wrench_link="flange_link"))   # another frame: afresh
     assert isinstance(controller.contact, ContactMonitor) and controller.contact is not monitor
     controller.set_contact(None)
