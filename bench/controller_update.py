@@ -2,12 +2,17 @@
 
     python bench/controller_update.py              # best of 7 runs of 5000 states per mode
     python bench/controller_update.py --profile    # plus cProfile of feedforward_pd
+    python bench/controller_update.py --profile-contact   # cProfile with contact awareness on
 
 The input is what rbd_controller's state path passes (ros/state_path.py): the joint names as
 the message's one list object, reused state after state, listed in a shuffled order, and q, qd
 as float64 arrays. The controller tracks a moving trajectory in the tracking modes, so the
 whole path (plan sample, law, clamp, integral) runs. Times are this thread's CPU time
 (time.thread_time); the best of several runs is the figure to read on a shared machine.
+The "+contact" column runs the same mode with contact awareness on (ControllerConfig.contact:
+momentum observer, wrench at tool0, detection; reaction none, so the law is the same) and
+"cost" is the difference. The random states jump between updates, so the residual is large and
+the detector takes its slower, in-contact branch on every state: an upper bound.
 Not a test: nothing here asserts a time.
 """
 from __future__ import annotations
@@ -24,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rbd_control.control import Controller, ControllerConfig  # noqa: E402
+from rbd_control.control.contact import ContactConfig  # noqa: E402
 from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402
 from rbd_control.dynamics import load_urdf  # noqa: E402
@@ -32,8 +38,10 @@ MODES = ("gravity_compensation", "feedforward_pd", "computed_torque")
 PERIOD = 1e-3
 
 
-def make_controller(model, mode: str) -> Controller:
-    controller = Controller(model, ControllerConfig(mode=mode, max_state_age=0.005))
+def make_controller(model, mode: str, contact: bool = False) -> Controller:
+    config = ContactConfig(reaction="none") if contact else None
+    controller = Controller(model, ControllerConfig(mode=mode, max_state_age=0.005,
+                                                    contact=config))
     return controller
 
 
@@ -71,14 +79,20 @@ def bench(repeats: int, states: int):
     model = load_urdf(default_arm_urdf())
     print(f"default arm, {model.nq} joints; µs per Controller.update, best of {repeats} "
           f"x {states} states (median in parentheses)")
+    print(f"  {'mode':22s} {'update':>15s} {'+contact':>15s} {'cost':>6s}")
     for mode in MODES:
-        controller = make_controller(model, mode)
-        controller.update(0.0, *_first_state(model))   # warm up (compile, caches)
-        times = []
-        for r in range(repeats):
-            start = 1.0 + r * (states + 10) * PERIOD
-            times.append(run(controller, model, states, start))
-        print(f"  {mode:22s} {min(times) * 1e6:7.1f}  ({np.median(times) * 1e6:.1f})")
+        best = {}
+        for contact in (False, True):
+            controller = make_controller(model, mode, contact)
+            controller.update(0.0, *_first_state(model))   # warm up (compile, caches)
+            times = []
+            for r in range(repeats):
+                start = 1.0 + r * (states + 10) * PERIOD
+                times.append(run(controller, model, states, start))
+            best[contact] = (min(times) * 1e6, np.median(times) * 1e6)
+        (plain, plain_median), (with_contact, contact_median) = best[False], best[True]
+        print(f"  {mode:22s} {plain:7.1f} ({plain_median:5.1f}) {with_contact:7.1f} "
+              f"({contact_median:5.1f}) {with_contact - plain:6.1f}")
 
 
 def _first_state(model):
@@ -86,9 +100,9 @@ def _first_state(model):
     return names, np.zeros(len(names)), np.zeros(len(names))
 
 
-def profile(mode: str, states: int):
+def profile(mode: str, states: int, contact: bool = False):
     model = load_urdf(default_arm_urdf())
-    controller = make_controller(model, mode)
+    controller = make_controller(model, mode, contact)
     controller.update(0.0, *_first_state(model))
     profiler = cProfile.Profile()
     profiler.enable()
@@ -102,10 +116,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--states", type=int, default=5000)
     parser.add_argument("--profile", action="store_true", help="cProfile feedforward_pd too")
+    parser.add_argument("--profile-contact", action="store_true",
+                        help="cProfile feedforward_pd with contact awareness on")
     args = parser.parse_args()
     bench(args.repeats, args.states)
-    if args.profile:
-        profile("feedforward_pd", args.states)
+    if args.profile or args.profile_contact:
+        profile("feedforward_pd", args.states, contact=args.profile_contact)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from rbd_control.control.contact.config import ContactConfig
 from rbd_control.control.errors import ConfigError, brief
 from rbd_control.control.laws.gains import GainValue, Gains
 from rbd_control.dynamics.joint_map import JointMap
@@ -59,6 +60,8 @@ class ControllerConfig:
     nullspace_stiffness: GainValue = _DEFAULT("nullspace_stiffness")   # N m/rad
     nullspace_posture: GainValue = None           # rad; None = the pose at activation
     max_cartesian_error: Sequence[float] = tuple(_DEFAULT("max_cartesian_error"))  # m, rad
+    # external torque, wrench, collision detection and reaction (control/contact/); None: off
+    contact: Optional[ContactConfig] = None
 
     def check(self):
         """Raise ConfigError naming the first invalid field."""
@@ -75,6 +78,8 @@ class ControllerConfig:
                               f"{type(self.fixed_positions).__name__}")
         if self.mode == "cartesian_impedance" and not self.ee_link:
             raise ConfigError("mode cartesian_impedance needs ee_link (a link name)")
+        if self.contact is not None:
+            self.contact.check()
         if self.joints is not None:
             joints = list(self.joints)
             if not joints or len(set(joints)) != len(joints):

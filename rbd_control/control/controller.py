@@ -5,6 +5,8 @@
     command = controller.update(now, names, q, qd, age=age)   # with the state-age guard
     controller.set_trajectory(trajectory, now)          # on a new goal
     safe = controller.check_watchdog(now)               # every period; a Command when stale
+    controller.contact.tau_ext, controller.contact.wrench   # with ControllerConfig(contact=...)
+    controller.reset_collision(now)                     # after a collision (control/contact/)
 
 Times are seconds on one clock (the node's, sim time or wall time). Vectors in a Command are
 in command order (`controller.joint_names`). No rclpy here.
@@ -20,14 +22,16 @@ import numpy as np
 from rbd_control.dynamics import RbdError
 
 from rbd_control.control.config import CheckedGoal, Command, ControllerConfig, ModelPlan
+from rbd_control.control.contact.monitor import FLOAT, REFLEX
+from rbd_control.control.contact.reactions import ContactReactions
 from rbd_control.control.errors import MissingJointsError
 from rbd_control.control.goals import GoalInputs
 from rbd_control.control.laws import joint as laws
 from rbd_control.control.laws.gain_table import GainTable, in_model_order
 from rbd_control.control.laws.gains import GainValue, Gains
 from rbd_control.control.laws.integral import IntegralTerm
-from rbd_control.control.model.plan import carrying_payload, friction_compensation
-from rbd_control.control.model.plan import plan_gains, plan_model
+from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
+                                            plan_model)
 from rbd_control.control.safety.age_guard import AgeGuard
 from rbd_control.control.safety.checks import (ConfigError, EffortLimiter, StateError, StateMapper,
                                                Watchdog, safe_command)
@@ -39,7 +43,7 @@ from rbd_control.params.controller import MODES, TRACKING_MODES
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
 
 
-class Controller(GoalInputs):
+class Controller(GoalInputs, ContactReactions):
     """Model-based joint torque controller for one robot model. Not thread-safe."""
 
     def __init__(self, model, config: Optional[ControllerConfig] = None):
@@ -111,6 +115,7 @@ class Controller(GoalInputs):
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
+        self._contact = self._contact_monitor(plan)
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
@@ -138,6 +143,8 @@ class Controller(GoalInputs):
         self._set_gain_arrays(self._gain_table.carried_over(defaults, self._joint_names))
         self._integral.value = integral
         self.model = model
+        if self._contact is not None:
+            self._contact.set_model(model)   # the observer's model side carries the payload
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
@@ -169,11 +176,13 @@ class Controller(GoalInputs):
 
     # --- the control loop -------------------------------------------------------------
 
-    def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None) -> Command:
+    def update(self, now: float, names: Sequence[str], q, qd, age: Optional[float] = None,
+               effort=None) -> Command:
         """Compute the command for a measured state. Raises StateError for a bad state.
 
         age: how old the state is (seconds from its measurement to now), if known; beyond
-        config.max_state_age the feedback is softened (age_guard.py)."""
+        config.max_state_age the feedback is softened (age_guard.py). effort: the measured
+        joint efforts in `names` order (read only with contact.use_measured_effort)."""
         if not finite(now):
             raise StateError(f"now is not a finite time: {now!r}")
         try:
@@ -184,15 +193,26 @@ class Controller(GoalInputs):
         self._prepare_plan(now, q_m)
         if age is not None and self.age_guard.observe(age, now):
             self._hold_measured(now, q_m)   # late states cannot track a trajectory
+        contact = self._contact
         try:
-            if self.mode == "gravity_compensation":
+            reaction = None if contact is None else self._observe_contact(now, names, q_m, qd_m,
+                                                                          effort)
+            if reaction == FLOAT:
+                command = self._float(q_m, qd_m)
+            elif reaction == REFLEX:
+                command = self._reflex(q_m, qd_m)
+            elif self.mode == "gravity_compensation":
                 command = self._float(q_m, qd_m)
             elif self.mode == "cartesian_impedance":
                 command = self._impedance(now, q_m, qd_m)
             else:
                 command = self._track(now, q_m, qd_m)
+        except StateError:
+            raise
         except RbdError as exc:  # the dynamics refused the state: report, never crash
             raise StateError(f"dynamics rejected the state: {exc}") from exc
+        if contact is not None:
+            contact.applied(command.tau, command.desired_qdd)
         # only a state that produced a valid command counts as fresh for the watchdog
         self._accept_state(now, names, q, qd, q_m, qd_m)
         return command

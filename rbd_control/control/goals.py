@@ -46,12 +46,14 @@ class GoalInputs:
         self._plan.blend_in(goal.checked, now, continuous=self._map.take(self._continuous))
 
     def _check_can_follow(self, now):
+        self._check_no_collision()
         if self.mode not in TRACKING_MODES:
             raise TrajectoryError(
                 f"mode {self.mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
         self._check_fresh(now, self._q is not None, "")
 
     def _check_cartesian_goal(self, now):
+        self._check_no_collision()
         if self.mode != "cartesian_impedance":
             raise TrajectoryError(f"mode {self.mode} does not take pose or wrench targets; "
                                   "switch to cartesian_impedance")

@@ -2,22 +2,24 @@
 
 No rclpy here: usable and testable alone. The contract is in API.md beside this file.
 Algorithms, one module each, in Featherstone's notation: jcalc, rnea, gravity, crba, ltdl,
-forward_dynamics, coriolis, kinematics (frame pose, Jacobian, bias acceleration),
-operational_space (Lambda); closed_form is the independent generalized d'Alembert formulation
-used to cross-check them.
+forward_dynamics, coriolis, momentum (p, C^T qd and G for a momentum observer), kinematics
+(frame pose, Jacobian, bias acceleration), operational_space (Lambda); closed_form is the
+independent generalized d'Alembert formulation used to cross-check them.
 """
 from rbd_control.dynamics.api import (bias, coriolis_matrix, crba, crba_batch, crba_diagonal_batch,
-                                      forward_dynamics, gravity, gravity_batch, joint_forces, rnea,
-                                      rnea_batch)
+                                      forward_dynamics, gravity, gravity_batch, joint_forces,
+                                      momentum_observer_step, momentum_terms, rnea, rnea_batch)
 from rbd_control.dynamics.errors import InputError, ModelError, RbdError
 from rbd_control.dynamics.model import Data, Model
-from rbd_control.dynamics.task_space import (OperationalSpace, frame_bias_acceleration,
-                                             frame_jacobian, frame_pose, frame_pose_batch,
-                                             frame_velocity, operational_space_inertia)
+from rbd_control.dynamics.task_space import (FrameWrench, OperationalSpace,
+                                             frame_bias_acceleration, frame_jacobian, frame_pose,
+                                             frame_pose_batch, frame_velocity, frame_wrench,
+                                             operational_space_inertia)
 from rbd_control.dynamics.urdf import load_urdf, load_urdf_file
 
 __all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
-           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file", "rnea", "rnea_batch",
-           "OperationalSpace", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
-           "frame_pose_batch", "frame_velocity", "operational_space_inertia"]
+           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file",
+           "momentum_observer_step", "momentum_terms", "rnea", "rnea_batch", "OperationalSpace",
+           "FrameWrench", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
+           "frame_pose_batch", "frame_velocity", "frame_wrench", "operational_space_inertia"]

@@ -21,6 +21,7 @@ from rbd_control.dynamics.external import external_forces_array
 from rbd_control.dynamics.forward_dynamics import SINGULAR, forward_dynamics_kernel
 from rbd_control.dynamics.gravity import gravity_kernel
 from rbd_control.dynamics.model import F_ANG, F_LIN, NO_FEXT
+from rbd_control.dynamics.momentum import momentum_observer_kernel, momentum_terms_kernel
 from rbd_control.dynamics.rnea import rnea_kernel
 from rbd_control.dynamics.spatial import entry_point
 
@@ -117,6 +118,55 @@ def coriolis_matrix(model, q, qd, data=None):
     C = empty(model._square)
     coriolis_into(data.md, q, qd, C)
     return C
+
+
+_momentum_terms = entry_point(momentum_terms_kernel)
+
+
+def momentum_terms(model, q, qd, out=None, data=None):
+    """The model side of a momentum observer, one O(n) pass (momentum.py): a (3, nq) array
+    with rows p = H(q) qd, C(q, qd)^T qd and G(q). `out`, a C-contiguous (3, nq) float64 array,
+    is filled and returned instead of a new one (no allocation on a 1 kHz path)."""
+    md = model._md if data is None else data.md
+    if out is None:
+        out = empty((3, model.nq))
+    elif out.__class__ is not ndarray or out.dtype is not FLOAT64 or out.shape != (3, model.nq) \
+            or not out.flags.c_contiguous:
+        raise InputError(f"out must be a C-contiguous float64 array of shape (3, {model.nq})")
+    if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+        q = as_vector(q, "q", model.nq)
+    if qd.__class__ is not ndarray or qd.dtype is not FLOAT64 or qd.ndim != 1:
+        qd = as_vector(qd, "qd", model.nq)
+    status = _momentum_terms(q, qd, out, md)
+    if status:
+        raise_for_status(status, STATE, model.nq)
+    return out
+
+
+OBSERVER_ARGS = ("q", "qd", "tau", "s, r and terms")
+
+
+def momentum_observer_step(model, q, qd, tau, gain, dt, s, r, terms, data=None):
+    """One step of the generalized momentum observer (momentum.py), in place, one compiled
+    call: with tau the torque that acted over the last dt seconds,
+        s = (s + (tau + C^T qd - g) dt + gain dt p) / (1 + gain dt),   r = gain (p - s)
+    s (nq,) the baseline p(0) + integral, r (nq,) the residual (-> tau_ext, time constant
+    1/gain), terms (3, nq) receives momentum_terms; all three float64, C-contiguous, owned by
+    the caller. gain > 0 (1/s) and dt > 0 (s) are not checked here (the caller's job)."""
+    md = model._md if data is None else data.md
+    gain, dt = float(gain), float(dt)
+    try:
+        status = momentum_observer_kernel(q, qd, tau, gain, dt, s, r, terms, md)
+    except (TypeError, ValueError):  # not float64 vectors: convert the state and retry once
+        q, qd, tau = _vectors(model, ("q", "qd", "tau"), q, qd, tau)
+        try:
+            status = momentum_observer_kernel(q, qd, tau, gain, dt, s, r, terms, md)
+        except (TypeError, ValueError):
+            raise InputError("s and r must be float64 vectors and terms a C-contiguous float64 "
+                             f"(3, {model.nq}) array") from None
+    if status:
+        raise_for_status(status, OBSERVER_ARGS, model.nq)
+    return r
 
 
 def batch_states(model, Q, QD, QDD):

@@ -15,6 +15,7 @@ import numpy as np
 
 from rbd_control.dynamics.checks import FLOAT64, as_batch, as_vector, raise_for_status
 from rbd_control.dynamics.errors import InputError
+from rbd_control.dynamics.frame_wrench import frame_wrench_kernel
 from rbd_control.dynamics.kinematics import (FRAME_BODY, frame_bias_acceleration_kernel,
                                              frame_jacobian_kernel, frame_pose_batch_kernel,
                                              frame_pose_kernel)
@@ -29,6 +30,8 @@ ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of
 pose_entry = entry_point(frame_pose_kernel)
 jacobian_entry = entry_point(frame_jacobian_kernel)
 operational_space_entry = entry_point(operational_space_kernel)
+wrench_entry = entry_point(frame_wrench_kernel)
+TAU = ("q", "tau")
 
 
 def link_frames(model) -> dict:
@@ -154,3 +157,38 @@ def operational_space_inertia(model, q, link, point=None, rcond=1e-6,
     if status:
         raise_for_status(status, Q, n)
     return OperationalSpace(Lambda, float(damping[0]), J, Y.T)
+
+
+class FrameWrench:
+    """F = (J J^T + damping^2 1)^-1 J tau at one link (frame_wrench.py), prepared once: the
+    link, point and damping checked and the buffers allocated, so that a 1 kHz caller pays one
+    compiled call per state. Calling it returns the one reused (6,) array [moment; force] (world
+    axes, at the link origin or `point`)."""
+
+    def __init__(self, model, link, damping, point=None):
+        if not (isinstance(damping, (int, float)) and np.isfinite(damping) and damping > 0.0):
+            raise InputError(f"damping must be a positive finite number, got {damping!r}")
+        self.model, self.link, self.damping = model, link, float(damping)
+        self._F = _frame(model, link)[1]
+        self._point = ORIGIN if point is None else _point(point)
+        self._damping2 = self.damping ** 2
+        self._J, self._A, self.wrench = empty((6, model.nq)), empty((6, 6)), empty(6)
+
+    def __call__(self, q, tau) -> np.ndarray:
+        n = self.model.nq
+        if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+            q = as_vector(q, "q", n)
+        if tau.__class__ is not ndarray or tau.dtype is not FLOAT64 or tau.ndim != 1:
+            tau = as_vector(tau, "tau", n)
+        status = wrench_entry(q, self._F, self._point, tau, self._damping2, self._J, self._A,
+                              self.wrench, self.model._md)
+        if status:
+            raise_for_status(status, TAU, n)
+        return self.wrench
+
+
+def frame_wrench(model, q, link, tau, damping, point=None) -> np.ndarray:
+    """F = (J J^T + damping^2 1)^-1 J tau: the wrench [moment; force] at the link origin (or
+    `point`), world axes, whose J^T F best explains the joint torques tau (damped least squares,
+    frame_wrench.py). damping > 0 (the lambda of J J^T + lambda^2 1), in the units of J."""
+    return FrameWrench(model, link, damping, point)(q, tau)

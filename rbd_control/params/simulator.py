@@ -16,6 +16,15 @@ def _finite_numbers(values):
         "initial_positions must be finite numbers"
 
 
+def _check_box(values):
+    values = list(values or [])
+    if values and (len(values) != 6 or not all(finite_number(v) for v in values)
+                   or min(values[3:]) <= 0):
+        return ("obstacle.box needs [x, y, z, half_x, half_y, half_z] with positive halves, "
+                f"got {values}")
+    return None
+
+
 SIM_PARAMETERS = ParameterTable([
     Parameter("engine", "string", "mujoco",
               "Physics engine: mujoco, or dart (Gazebo's default engine; pip install "
@@ -54,6 +63,14 @@ SIM_PARAMETERS = ParameterTable([
               "Payload principal inertia about its centre of mass [ixx, iyy, izz], kg m^2. "
               "Empty: 1e-4 each.", check=finite_numbers_of_length("payload.inertia", (0, 3)),
               constraint="empty or 3 finite numbers"),
+    Parameter("obstacle.box", "double_array", None,
+              "A box fixed in the world [x, y, z, half_x, half_y, half_z], m, that a sphere on "
+              "obstacle.probe_link can hit (contact tests, mujoco_model.Obstacle). Empty: none.",
+              check=_check_box, constraint="empty, or 3 finite numbers and 3 positive ones"),
+    Parameter("obstacle.probe_link", "string", "",
+              "Link carrying the massless probe sphere that touches obstacle.box (at its origin)."),
+    Parameter("obstacle.probe_radius", "double", 0.03, "Probe sphere radius, m.",
+              **positive(1.0)),
     Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),
     Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
     Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),

@@ -36,6 +36,7 @@ __all__ = [
     "full_mass_matrix",
     "JointIndex",
     "joint_index",
+    "Obstacle",
 ]
 
 # Larger robots are refused: MuJoCo's compile time grows about cubically along a chain.
@@ -58,6 +59,19 @@ _COMPILER_ATTRS = {
     "boundinertia": "0",
     "strippath": "false",
 }
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """A box fixed in the world (`centre`, `half_size` in m, world axes) and a massless sphere
+    on `probe_link` (radius m, at the link origin) that can hit it: the plant's only contact
+    pair, since the URDF's collision shapes are stripped. MuJoCo reports the contact's joint
+    torques in qfrc_constraint (not qfrc_applied)."""
+
+    centre: Sequence[float]
+    half_size: Sequence[float]
+    probe_link: str
+    probe_radius: float = 0.03
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,7 @@ def build_mujoco_plant(
     gravity: Sequence[float] = URDF_GRAVITY,
     timestep: float = 1e-3,
     payloads: Iterable[Payload] = (),
+    obstacles: Iterable[Obstacle] = (),
 ) -> Plant:
     """Compile a URDF string into an MjModel whose rigid-body dynamics equal the URDF's
     (except for the reported inertia adjustments).
@@ -148,6 +163,7 @@ def build_mujoco_plant(
     mimic_constraints: keep <mimic> as equality constraints. Off by default, like the
         dynamics core and Pinocchio, which treat mimic joints as independent DoFs.
     payloads: extra masses the controller does not know about (robustness tests).
+    obstacles: boxes in the world a sphere on a link can hit (contact tests).
     Raises ModelError (a ValueError) when the dynamics core refuses the URDF, and
     ValueError with MuJoCo's reason when MuJoCo cannot compile it.
     """
@@ -165,6 +181,8 @@ def build_mujoco_plant(
     spec = _spec_from_xml(ET.tostring(robot, encoding="unicode"))
     for payload in payloads:
         _attach_payload(spec, payload)
+    for obstacle in obstacles:
+        _add_obstacle(spec, obstacle)
     model = _compile(spec)
     losses = dict(zip(checked.joint_names, zip(checked.damping, checked.friction)))
     _apply_losses(model, losses, damping=joint_damping, friction=joint_friction)
@@ -259,6 +277,21 @@ def _attach_payload(spec: mujoco.MjSpec, payload: Payload) -> None:
     body.mass = float(payload.mass)
     body.inertia = list(map(float, payload.inertia))
     body.explicitinertial = True
+
+
+def _add_obstacle(spec: mujoco.MjSpec, obstacle: Obstacle) -> None:
+    link = spec.body(obstacle.probe_link)
+    if link is None:
+        raise KeyError(f"obstacle probe link {obstacle.probe_link!r} is not a body in the model")
+    values = [*obstacle.centre, *obstacle.half_size, obstacle.probe_radius]
+    if len(values) != 7 or not all(np.isfinite(values)) or min(values[3:]) <= 0:
+        raise ValueError(f"obstacle needs a finite centre (3), positive half sizes (3) and "
+                         f"probe radius, got {obstacle}")
+    link.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[obstacle.probe_radius, 0, 0],
+                  mass=0.0, contype=1, conaffinity=1)
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX,
+                            size=list(map(float, obstacle.half_size)),
+                            pos=list(map(float, obstacle.centre)), contype=1, conaffinity=1)
 
 
 def _apply_losses(

@@ -17,9 +17,8 @@ from typing import Iterable, Mapping, Sequence
 import mujoco
 import numpy as np
 
-from rbd_control.sim.mujoco_model import build_mujoco_plant, joint_index
-from rbd_control.sim.plant import Payload
-from rbd_control.sim.plant import (JointStateSample, checked_command, checked_disturbance,
+from rbd_control.sim.mujoco_model import Obstacle, build_mujoco_plant, joint_index
+from rbd_control.sim.plant import (JointStateSample, Payload, checked_command, checked_disturbance,
                                    checked_initial_positions, checked_wrench)
 
 __all__ = ["Simulator"]
@@ -34,6 +33,8 @@ class Simulator:
     clamp_effort: saturate commands at the URDF <limit effort>, as a real drive would.
     payloads: masses on links that the URDF does not have (the controller does not know them).
     stiff_friction: URDF <dynamics friction> as Coulomb friction (_stiffen_friction).
+    obstacles: boxes a sphere on a link can hit (mujoco_model.Obstacle); `contact_torque`
+        and `contact_force` report the contact's ground truth.
     """
 
     def __init__(
@@ -47,12 +48,13 @@ class Simulator:
         initial_positions: Mapping[str, float] | None = None,
         payloads: Iterable[Payload] = (),
         stiff_friction: bool = False,
+        obstacles: Iterable[Obstacle] = (),
     ) -> None:
         if not (timestep > 0 and math.isfinite(timestep)):
             raise ValueError(f"timestep must be a positive number, got {timestep!r}")
         plant = build_mujoco_plant(
-            urdf_xml, joint_damping=joint_damping, timestep=timestep, payloads=payloads
-        )
+            urdf_xml, joint_damping=joint_damping, timestep=timestep, payloads=payloads,
+            obstacles=obstacles)
         self.model = plant.model
         if stiff_friction:
             _stiffen_friction(self.model)
@@ -169,6 +171,19 @@ class Simulator:
             velocity=self._reported.velocities(self.data),
             effort=self._reported.take_dofs(applied),
         )
+
+    def contact_torque(self) -> np.ndarray:
+        """The joint torques of every constraint now (contacts with obstacles, joint limits),
+        MuJoCo's qfrc_constraint, in the reported joints' order."""
+        return self._reported.take_dofs(self.data.qfrc_constraint)
+
+    def contact_force(self) -> float:
+        """The largest contact normal force now, N (0 without contact)."""
+        force, peak = np.zeros(6), 0.0
+        for i in range(self.data.ncon):
+            mujoco.mj_contactForce(self.model, self.data, i, force)
+            peak = max(peak, abs(float(force[0])))
+        return peak
 
     def reset(self, initial_positions: Mapping[str, float]) -> None:
         """Back to t = 0 at rest at `initial_positions` (others at 0), zero command, no

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from rbd_control.dynamics import (InputError, ModelError, bias, coriolis_matrix, crba,
-                                  forward_dynamics, gravity, load_urdf, rnea)
+                                  forward_dynamics, gravity, load_urdf, momentum_observer_step,
+                                  momentum_terms, rnea)
 from rbd_control.dynamics.closed_form import closed_form_rnea
 from rbd_control.dynamics.urdf_checks import singular_joints
 
@@ -104,6 +105,35 @@ def test_coriolis_matrix_equals_pinocchios_factorisation(robot):
         reference = oracle.ours(pin.computeCoriolisMatrix(oracle.pmodel, oracle.pdata,
                                                           oracle.q(q), oracle.v(qd)))
         assert_close(coriolis_matrix(model, q, qd), reference, f"C(q, qd), state {k}")
+
+
+def test_momentum_terms_match_pinocchio(robot):
+    """p = H qd, C^T qd (from computeCoriolisMatrix: C^T qd = Hdot qd - C qd is the same for
+    every C with Hdot = C + C^T) and G, from the one O(n) pass of momentum.py."""
+    model, oracle, rng = robot
+    out = np.empty((3, model.nq))
+    for k, (q, qd, _) in enumerate(states(model, rng)[:5]):
+        C = oracle.ours(pin.computeCoriolisMatrix(oracle.pmodel, oracle.pdata, oracle.q(q),
+                                                  oracle.v(qd)))
+        assert momentum_terms(model, q, qd, out=out) is out
+        assert_close(out[0], oracle.crba(q) @ qd, f"p = H qd, state {k}")
+        assert_close(out[1], C.T @ qd, f"C^T qd, state {k}")
+        assert_close(out[2], oracle.gravity(q), f"G, state {k}")
+
+
+def test_momentum_observer_step_is_its_equation_on_pinocchios_terms(robot):
+    """s = (s + (tau + C^T qd - g) dt + K dt p) / (1 + K dt), r = K (p - s), in place."""
+    model, oracle, rng = robot
+    gain, dt = 80.0, 1e-3
+    s, r, terms = rng.normal(size=model.nq), np.zeros(model.nq), np.empty((3, model.nq))
+    for k, (q, qd, tau) in enumerate(states(model, rng)[:3]):
+        C = oracle.ours(pin.computeCoriolisMatrix(oracle.pmodel, oracle.pdata, oracle.q(q),
+                                                  oracle.v(qd)))
+        p = oracle.crba(q) @ qd
+        s_ref = (s + (tau + C.T @ qd - oracle.gravity(q)) * dt + gain * dt * p) / (1 + gain * dt)
+        assert momentum_observer_step(model, q, qd, tau, gain, dt, s, r, terms) is r
+        assert_close(s, s_ref, f"s, state {k}")
+        assert_close(r, gain * (p - s_ref), f"r, state {k}")
 
 
 def test_forward_dynamics_matches_pinocchio(robot):

@@ -17,6 +17,7 @@ import pytest
 from rbd_control.dynamics import (InputError, ModelError, RbdError, bias, coriolis_matrix, crba,
                                   crba_batch, forward_dynamics, frame_jacobian, frame_pose,
                                   gravity, gravity_batch, joint_forces, load_urdf, load_urdf_file,
+                                  momentum_observer_step, momentum_terms,
                                   operational_space_inertia, rnea, rnea_batch)
 from rbd_control.dynamics.closed_form import closed_form_rnea
 
@@ -339,6 +340,7 @@ STATE_FUNCTIONS = [
     (forward_dynamics, ("q", "qd", "tau")),
     (bias, ("q", "qd")),
     (coriolis_matrix, ("q", "qd")),
+    (momentum_terms, ("q", "qd")),
     (gravity, ("q",)),
     (crba, ("q",)),
 ]
@@ -447,3 +449,18 @@ def test_malformed_external_force_names_the_link(model, wrench):
     zeros = np.zeros(model.nq)
     with pytest.raises(InputError, match="'forearm'"):
         rnea(model, zeros, zeros, zeros, {"forearm": wrench})
+
+
+def test_momentum_observer_step_names_a_bad_argument(model):
+    n = model.nq
+    good = [np.zeros(n), np.zeros(n), np.zeros(n)]
+    s, r, terms = np.zeros(n), np.zeros(n), np.empty((3, n))
+    for position, name in enumerate(("q", "qd", "tau")):
+        bad = list(good)
+        bad[position] = np.full(n, np.nan)
+        with pytest.raises(InputError, match=name):
+            momentum_observer_step(model, *bad, 10.0, 1e-3, s, r, terms)
+    with pytest.raises(InputError, match="terms"):
+        momentum_observer_step(model, *good, 10.0, 1e-3, s, r, np.empty((2, n)))
+    with pytest.raises(InputError, match="terms"):
+        momentum_observer_step(model, *good, 10.0, 1e-3, s.astype(np.float32), r, terms)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rbd_control.dynamics import (InputError, frame_bias_acceleration, frame_jacobian, frame_pose,
-                                  frame_pose_batch, frame_velocity, load_urdf,
+                                  frame_pose_batch, frame_velocity, frame_wrench, load_urdf,
                                   operational_space_inertia)
 
 from dynamics_oracles import assert_close, example_robot_urdfs, random_state, read_robot
@@ -211,3 +211,28 @@ def test_fixed_base_link_has_zero_jacobian_and_its_placement_as_pose(panda):
     assert not np.any(frame_jacobian(panda, q, "panda_link0"))
     assert not np.any(frame_bias_acceleration(panda, q, np.ones(panda.nq), "panda_link0"))
     np.testing.assert_array_equal(frame_pose(panda, q, "panda_link0"), np.eye(4))
+
+
+def test_frame_wrench_is_damped_least_squares_on_pinocchios_jacobian(robot):
+    """F = (J J^T + lambda^2 1)^-1 J tau with Pinocchio's J; and with a small lambda a wrench
+    on the last link of a 6+ joint chain is recovered from tau = J^T F (frame_wrench.py)."""
+    model, oracle, rng = robot
+    for k, q, _, link in samples(model, rng):
+        J = pin_jacobian(oracle, q, link)
+        tau = rng.normal(size=model.nq)
+        reference = np.linalg.solve(J @ J.T + 0.1 ** 2 * np.eye(6), J @ tau)
+        assert_close(frame_wrench(model, q, link, tau, 0.1), reference, f"F at {link}, state {k}")
+        if np.linalg.matrix_rank(J) == 6 and np.linalg.cond(J) < 1e3:
+            wrench = rng.normal(size=6)
+            assert_close(frame_wrench(model, q, link, J.T @ wrench, 1e-6), wrench,
+                         f"F recovered at {link}, state {k}", rtol=1e-6)
+
+
+def test_frame_wrench_refuses_bad_damping_and_tau():
+    model = load("panda_description/urdf/panda.urdf")[0]
+    q = np.zeros(model.nq)
+    for damping in (0.0, -1.0, float("nan"), "x"):
+        with pytest.raises(InputError, match="damping"):
+            frame_wrench(model, q, model.link_names[-1], q, damping)
+    with pytest.raises(InputError, match="tau"):
+        frame_wrench(model, q, model.link_names[-1], np.full(model.nq, np.nan), 0.1)

@@ -20,11 +20,13 @@ def status_msg(report, name, hardware_id=''):
 
 
 class DiagnosticsPublisher:
-    """Calls `report()` -> (HealthReport, hardware_id) every `period` seconds and publishes it."""
+    """Calls `report()` -> (HealthReport, hardware_id) every `period` seconds and publishes it,
+    followed by the DiagnosticStatus list `extra()` returns (other features' lines)."""
 
-    def __init__(self, node, report, period):
+    def __init__(self, node, report, period, extra=None):
         self._node = node
         self._report = report
+        self._extra = extra
         self._name = f'{node.get_name()}: control loop'
         self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
         self._timer = node.create_timer(period, self._publish,
@@ -33,11 +35,12 @@ class DiagnosticsPublisher:
     def _publish(self):
         try:
             report, hardware_id = self._report()
+            extra = [] if self._extra is None else self._extra()
         except Exception as error:     # diagnostics must never take the node down
             self._node.get_logger().error(f'diagnostics failed: {type(error).__name__}: {error}',
                                           throttle_duration_sec=10.0)
             return
         msg = DiagnosticArray()
         msg.header.stamp = self._node.get_clock().now().to_msg()
-        msg.status = [status_msg(report, self._name, hardware_id)]
+        msg.status = [status_msg(report, self._name, hardware_id), *extra]
         self._publisher.publish(msg)

@@ -21,6 +21,8 @@ Topics
   out  ~/desired ~/actual ~/error ~/feedforward ~/feedback
                                  sensor_msgs/JointState in `joints` order (tuning.py)
   out  /diagnostics             diagnostic_msgs/DiagnosticArray, loop health (diagnostics.py)
+  out  ~/external_torque ~/external_wrench ~/contact_state, srv ~/reset_collision
+                                 contact awareness (controller/contact.py, contact.enabled)
 
 Parameters: defined once in rbd_control/params/controller.py (CONTROLLER_PARAMETERS);
 rbd_control/ros/parameter_binding.py turns the table into declarations and descriptors. The
@@ -62,6 +64,7 @@ from rbd_control.control.safety.health import HealthThresholds, LoopHealth
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, fixed_positions
 from rbd_control.ros.controller import trajectory_action
 from rbd_control.ros.controller.cartesian import CartesianTopics, cartesian_config
+from rbd_control.ros.controller.contact import ContactTopics, contact_config
 from rbd_control.ros.controller.corrections import ModelCorrections
 from rbd_control.ros.controller.diagnostics import DiagnosticsPublisher
 from rbd_control.ros.controller.guarded_inputs import GuardedInputs
@@ -104,6 +107,9 @@ class ControllerNode(Node):
         self._action = trajectory_action.attach(
             self, lambda: self._controller, self._control_time, self._value, self._lock)
         self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
+        # ~/external_torque, ~/external_wrench, ~/contact_state, ~/reset_collision
+        self._contact = ContactTopics(self, lambda: self._controller, self._control_time,
+                                      self._lock)
 
         self._parameter_sets = ParameterCallbacks(self)   # runtime sets; gains shown as parameters
         self.add_on_set_parameters_callback(self._parameter_sets.validate)
@@ -120,7 +126,8 @@ class ControllerNode(Node):
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self._value('diagnostics_period') > 0:
-            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'))
+            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'),
+                                 extra=self._contact.diagnostics)
         # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
         # the cyclic collector's sight, a full collection triggered by a burst of message
         # objects (a 40,000-name state) no longer walks it all while holding the GIL.
@@ -142,7 +149,7 @@ class ControllerNode(Node):
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
             fixed_positions=fixed_positions(value_('fixed_positions')),
             allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
-            max_state_age=value_('max_state_age'),
+            max_state_age=value_('max_state_age'), contact=contact_config(value_),
             **cartesian_config(value_))
 
     def _loop_health(self):

@@ -1,6 +1,6 @@
 """rbd_controller's parameter callbacks: a set is validated (the table's checks, the mode's
 needs, a new description or gravity only once its model is built and in use), then applied
-(mode, gains, friction and payload); and the gains the core derived from the model are shown
+(mode, gains, friction and payload, contact settings); and the gains the core derived from the model are shown
 as the gains.<joint>.* parameters' values.
 
 Needs of the node (controller_node.py): _controller, _lock, _source, _joints, _value(name),
@@ -12,6 +12,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rbd_control.control.model.source import ModelRefused
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
 from rbd_control.ros.controller.cartesian import mode_refusal
+from rbd_control.ros.controller.contact import contact_config
 from rbd_control.ros.parameter_binding import ConfigurationError, declare_per_joint, reasons
 
 __all__ = ['PARAMETER_SOURCE', 'ParameterCallbacks']
@@ -88,6 +89,8 @@ class ParameterCallbacks:
         if node._controller is not None and any(gains.values()):
             node._controller.set_gains(**{core: v or None for core, v in gains.items()})
         names = [p.name for p in parameters]
+        if node._controller is not None and any(n.startswith('contact.') for n in names):
+            node._controller.set_contact(contact_config(node._value))
         if node._controller is not None and node._corrections.concerns(names):
             node._corrections.apply(node._controller, names)
             if any(name.startswith('payload.') for name in names):

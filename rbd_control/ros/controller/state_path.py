@@ -28,7 +28,7 @@ __all__ = ['StatePath']
 
 class StatePath:
     """Needs of the node: _controller, _lock, _health, _inputs (its warnings), _tuning,
-    _cartesian, _action, all set before the first state arrives."""
+    _cartesian, _contact, _action, all set before the first state arrives."""
 
     def __init__(self, node, command_topic):
         self.node = node
@@ -88,7 +88,7 @@ class StatePath:
         tracking = controller.trajectory_end_time is not None   # before an overload aborts it
         try:
             command = controller.update(
-                now, names, q, qd if qd is not None else np.empty(0), age=age)
+                now, names, q, qd if qd is not None else np.empty(0), age=age, effort=msg.effort)
         except StateError as error:
             node._health.rejected_state()
             node._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}')
@@ -115,6 +115,7 @@ class StatePath:
         if node._tuning is not None and not command.reason:
             node._tuning.publish(command, stamp, names, q, qd)
         node._cartesian.publish(stamp)
+        node._contact.publish(command, stamp)
         if node._action is not None:
             try:
                 node._action.on_command(now, command, stamp)

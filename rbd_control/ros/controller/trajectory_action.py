@@ -253,7 +253,8 @@ class TrajectoryAction:
             return True
         controller = self._controller()
         if controller is None or controller.trajectory_generation != goal.generation:
-            reason = 'trajectory dropped under the goal: joint states stale or a new robot model'
+            reason = (controller is not None and controller.abort_reason) or \
+                'trajectory dropped under the goal: joint states stale or a new robot model'
             self._node.get_logger().warning(reason)
             self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
             return True

@@ -54,6 +54,7 @@ from rbd_control.ros.parameter_binding import ConfigurationError, declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
+from rbd_control.sim.mujoco_model import Obstacle
 from rbd_control.sim.plant import Payload
 from rbd_control.sim.simulator import Simulator
 
@@ -107,7 +108,8 @@ class MujocoSimNode(Node):
 
     def _parameter(self, name):
         current = value(self, name)
-        if name in ("joints", "initial_positions", "payload.com", "payload.inertia"):  # unset: empty
+        if name in ("joints", "initial_positions", "payload.com", "payload.inertia",
+                    "obstacle.box"):  # unset: empty
             return list(current or [])
         return current
 
@@ -143,6 +145,7 @@ class MujocoSimNode(Node):
                 clamp_effort=self._parameter("clamp_effort"),
                 payloads=self._payloads(),
                 stiff_friction=self._parameter("stiff_friction"),
+                obstacles=self._obstacles(),
             )
             sim.reset(self._initial_pose(sim))
         except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError
@@ -173,6 +176,13 @@ class MujocoSimNode(Node):
         com, inertia = self._parameter("payload.com"), self._parameter("payload.inertia")
         return [Payload(link, self._parameter("payload.mass"), com or (0.0, 0.0, 0.0),
                         inertia or Payload.inertia)]
+
+    def _obstacles(self) -> list[Obstacle]:
+        box = self._parameter("obstacle.box")
+        if not box:
+            return []
+        return [Obstacle(box[:3], box[3:], self._parameter("obstacle.probe_link"),
+                         self._parameter("obstacle.probe_radius"))]
 
     def _initial_pose(self, sim: Simulator) -> dict[str, float]:
         values = self._parameter("initial_positions")

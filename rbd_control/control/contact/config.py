@@ -1,0 +1,58 @@
+"""What a user sets for contact awareness (ControllerConfig.contact). Defaults and bounds come
+from the parameter table (parameters.py, the contact.* entries); `check` refuses NaN, negative
+or inconsistent values with a ContactConfigError naming the field."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+from rbd_control.control.contact.errors import ContactConfigError
+from rbd_control.params.controller import (CONTACT_LEVELS, CONTACT_REACTIONS,
+                                           CONTROLLER_PARAMETERS, contact_levels_reason)
+
+__all__ = ["ContactConfig", "REACTIONS", "LEVELS"]
+
+REACTIONS = CONTACT_REACTIONS
+LEVELS = CONTACT_LEVELS
+_DEFAULT = CONTROLLER_PARAMETERS.default
+Level = Union[float, Sequence[float]]
+
+
+def _param(name):
+    return _DEFAULT(f"contact.{name}")
+
+
+@dataclass
+class ContactConfig:
+    """Observer, detection and reaction settings; see control/README.md, Contact awareness."""
+
+    observer_gain: float = _param("observer_gain")                 # K_O, 1/s
+    # [contact, collision] while accelerating, then at constant velocity; N m (N), each a
+    # number for every joint or one per controlled joint (command order); 0: level off
+    torque_thresholds: Sequence[Level] = tuple(_param("torque_thresholds"))
+    force_thresholds: Sequence[float] = tuple(_param("force_thresholds"))     # N, fx fy fz
+    moment_thresholds: Sequence[float] = tuple(_param("moment_thresholds"))   # N m, tx ty tz
+    acceleration_threshold: float = _param("acceleration_threshold")  # rad/s^2 of desired qdd
+    reaction: str = _param("reaction")
+    reflex_gain: float = _param("reflex_gain")                     # K_R, dimensionless
+    reflex_duration: float = _param("reflex_duration")             # s
+    wrench_link: str = _param("wrench_link")                       # "": ee_link, else last link
+    wrench_damping: float = _param("wrench_damping")               # lambda
+    use_measured_effort: bool = _param("use_measured_effort")
+
+    def check(self):
+        """Raise ContactConfigError naming the first invalid field."""
+        for name in ("observer_gain", "acceleration_threshold", "reaction", "reflex_gain",
+                     "reflex_duration", "wrench_damping"):
+            reason = CONTROLLER_PARAMETERS.validate(f"contact.{name}", getattr(self, name))
+            if reason:
+                raise ContactConfigError(reason)
+        for name in ("force_thresholds", "moment_thresholds"):
+            check_levels(f"contact.{name}", getattr(self, name), allow_vectors=False)
+        check_levels("contact.torque_thresholds", self.torque_thresholds, allow_vectors=True)
+
+
+def check_levels(name, levels, allow_vectors):
+    reason = contact_levels_reason(name, levels, allow_vectors)
+    if reason:
+        raise ContactConfigError(reason)

@@ -1,0 +1,137 @@
+"""The contact features as the Controller runs them on every state: the observer, the wrench,
+the detector, and the reaction's timing. The Controller applies the reaction (it owns the
+plan and the laws); this module says which one is in force.
+
+Reactions to a collision (De Luca, Albu-Schaeffer, Haddadin, Hirzinger, IROS 2006):
+    none    report only
+    hold    abort the trajectory (or Cartesian motion) and hold the measured pose
+    float   abort and command gravity compensation only, until reset
+    reflex  abort, command tau = g + K_R r for reflex_duration (the arm yields along the
+            external torque), then hold the pose reached
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rbd_control.control.contact.detection import CollisionDetector, CollisionThresholds
+from rbd_control.control.contact.observer import MomentumObserver
+from rbd_control.control.contact.wrench import WrenchEstimator
+
+__all__ = ["ContactMonitor", "HOLD", "FLOAT", "REFLEX"]
+
+HOLD, FLOAT, REFLEX = "hold", "float", "reflex"
+
+
+class ContactMonitor:
+    """One per model. Vectors in: model order (q, qd, effort), command order (tau applied)."""
+
+    def __init__(self, config, model, joints, max_gap: float, link: str):
+        """config: a checked ContactConfig; joints: the controller's JointMap; link: the wrench
+        frame (already resolved and checked against the model)."""
+        self._joints = joints
+        self.observer = MomentumObserver(model, config.observer_gain, max_gap)
+        self.wrench_estimator = WrenchEstimator(model, link, config.wrench_damping)
+        self.detector = CollisionDetector(CollisionThresholds.from_config(config, len(joints)),
+                                          joints.names)
+        self.reconfigure(config)
+        n_model = model.nq
+        self._applied = np.zeros(n_model)          # tau over the last step, model order
+        self._tau = np.empty(n_model)              # scratch: tau minus friction
+        self._commanded = np.zeros(n_model, bool)
+        self._commanded[joints.index] = True
+        self._r_commanded = np.zeros(n_model)      # r on the commanded joints, 0 elsewhere
+        # every model joint commanded in model order (the usual case): r is tau_ext itself
+        self._identity = bool(np.array_equal(joints.index, np.arange(n_model)))
+        self.tau_ext = self.observer.r if self._identity else np.zeros(len(joints))
+        self.wrench = self.wrench_estimator.wrench
+        self._accelerating = False
+        self._reflex_until = None                  # end time of a running reflex
+        self.detected_at = None                    # control time the collision latched
+
+    def reconfigure(self, config):
+        """Another checked ContactConfig with the same wrench link: gain, levels, reaction,
+        damping take effect at the next state; r, the flags and a latched collision are kept."""
+        self.config = config
+        self.observer.gain = float(config.observer_gain)
+        if config.wrench_damping != self.wrench_estimator.damping:
+            self.wrench_estimator = WrenchEstimator(self.wrench_estimator.model,
+                                                    self.wrench_estimator.link,
+                                                    config.wrench_damping)
+            self.wrench = self.wrench_estimator.wrench
+        self.thresholds = CollisionThresholds.from_config(config, len(self._joints))
+        self.detector.thresholds = self.thresholds
+        self._checks_wrench = self.thresholds.checks_wrench
+        self._acceleration2 = config.acceleration_threshold ** 2
+
+    def set_model(self, model):
+        """The same robot with another inertia (a payload): the observer restarts."""
+        self.observer.model = model
+        self.observer.restart()
+        self.wrench_estimator.set_model(model)
+
+    @property
+    def collided(self) -> bool:
+        return self.detector.collided
+
+    @property
+    def reason(self) -> str:
+        return self.detector.reason
+
+    def observe(self, now, q, qd, effort, friction) -> bool:
+        """Update r, F and the flags from a state (model order); effort: the measured joint
+        effort (model order) when use_measured_effort, else None. True when a collision
+        latched now and the reaction is not 'none' (the caller aborts the motion)."""
+        tau = self._applied if effort is None else effort
+        if friction is not None and friction.active:
+            # the model side: the friction the model knows is not tau_ext
+            tau = np.subtract(tau, friction.torque(qd), out=self._tau)
+        r = self.observer.update(now, q, qd, tau)
+        if self._identity:
+            wrench = self.wrench_estimator.estimate(q, r)
+        else:
+            np.take(r, self._joints.index, out=self.tau_ext)
+            # the wrench from the commanded joints' residual: a joint held by other means
+            # (fixed positions) shows its holding torque in r, which no contact explains
+            np.multiply(r, self._commanded, out=self._r_commanded)
+            wrench = self.wrench_estimator.estimate(q, self._r_commanded)
+        newly = self.detector.update(self.tau_ext, wrench if self._checks_wrench else None,
+                                     self._accelerating)
+        if newly:
+            self.detected_at = now
+        if newly and self.config.reaction == REFLEX:
+            self._reflex_until = now + self.config.reflex_duration
+        return newly and self.config.reaction != "none"
+
+    def applied(self, tau, qdd_desired):
+        """The command sent for this state (command order), its desired acceleration: the
+        'accelerating' levels apply while |qdd_desired| (2-norm) > acceleration_threshold."""
+        if self._identity:
+            self._applied[:] = tau
+        else:
+            self._applied[self._joints.index] = tau
+        self._accelerating = float(np.dot(qdd_desired, qdd_desired)) > self._acceleration2
+
+    def override(self, now):
+        """The reaction that replaces the law now: FLOAT, REFLEX or None; 'reflex_over' once,
+        at the first state after the reflex (the caller then holds the pose reached)."""
+        if not self.detector.collided:
+            return None
+        reaction = self.config.reaction
+        if reaction == FLOAT:
+            return FLOAT
+        if reaction == REFLEX and self._reflex_until is not None:
+            if now < self._reflex_until:
+                return REFLEX
+            self._reflex_until = None
+            return "reflex_over"
+        return None
+
+    def reflex_torque(self):
+        """tau = g + K_R r (model order), from this state's observer update."""
+        return self.observer.gravity + self.config.reflex_gain * self.observer.r
+
+    def reset(self):
+        """Clear a latched collision (ContactResetError while in contact)."""
+        self.detector.reset()
+        self._reflex_until = None
+        self.detected_at = None
