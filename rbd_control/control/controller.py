@@ -31,6 +31,7 @@ from .model_corrections import carrying_payload, friction_compensation
 from .model_plan import plan_gains, plan_model
 from .parameters import MODES, TRACKING_MODES
 from .safety import ConfigError, EffortLimiter, StateError, StateMapper, Watchdog, safe_command
+from rbd_control.control.safety.oscillation import HOLD, OscillationDetector
 from .throttle import ThrottledWarnings
 from .trajectory import JointTrajectory, TrajectoryPlan
 from .trajectory_validation import check_goal
@@ -55,6 +56,8 @@ class Controller:
         self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
         self._gain_table = GainTable()   # what set_gains gave, kept across models
+        self.oscillation = None          # the detector of this model's joints (set_model)
+        self.abort_reason = ""           # why the controller last dropped a trajectory itself
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
         self.warnings = ThrottledWarnings()
         self.set_model(model)
@@ -108,17 +111,20 @@ class Controller:
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
                                    warnings=self.warnings)
         self._set_gain_arrays(gains)
+        self.oscillation = OscillationDetector(self._joint_names, self.config.oscillation)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
         """Replace the friction compensation of this model: {joint: {"viscous": b, "coulomb":
-        f_c}} (joints not named get none), optionally with another epsilon. Raises ConfigError.
+        f_c}} (joints not named, or given zeros, get the URDF's with use_urdf_friction, else
+        none), optionally with another epsilon. Raises ConfigError.
         A later set_model starts again from the config's friction (the node re-applies its
         friction.* parameters after every model)."""
         epsilon = self.config.friction_epsilon if epsilon is None else epsilon
-        compensation = friction_compensation(self.model, friction, epsilon)
+        compensation = friction_compensation(self.model, friction, epsilon,
+                                             self.config.use_urdf_friction)
         self._plan_model = replace(self._plan_model, friction=compensation)
 
     def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
@@ -144,6 +150,7 @@ class Controller:
         Resets the integral term."""
         given = {"kp": kp, "kd": kd, "ki": ki, "i_clamp": i_clamp}
         self._set_gain_arrays(self._gain_table.change(self.gains, self._joint_names, given))
+        self.oscillation.reset()   # new gains: full scale until they oscillate too
 
     def set_mode(self, mode: str, now: float):
         """Switch law. Resets the integral term; entering a tracking mode from
@@ -262,7 +269,28 @@ class Controller:
             raise StateError(f"dynamics rejected the state: {exc}") from exc
         # only a state that produced a valid command counts as fresh for the watchdog
         self._accept_state(now, names, q, qd, q_m, qd_m)
+        self._watch_oscillation(now, command, q_m)
         return command
+
+    @property
+    def feedback_scale(self) -> float:
+        """Bandwidth scale of the feedback: the age guard's times the oscillation answer's."""
+        return self.age_guard.scale * self.oscillation.scale
+
+    def _watch_oscillation(self, now, command, q_m):
+        """Soften the gains when the loop oscillates, and hold if it goes on
+        (safety/oscillation.py)."""
+        tracking = self.mode in TRACKING_MODES
+        s = self.feedback_scale
+        action = self.oscillation.observe(
+            now, command.actual_qd - command.desired_qd, command.error,
+            self.gains.reference_inertia, s * s * self.gains.kp, still=tracking and command.holding)
+        if action is None:
+            return
+        self.warnings.warn("oscillation", self.oscillation.reason)
+        if action == HOLD and tracking:
+            self.abort_reason = self.oscillation.reason
+            self._hold_measured(now, q_m)
 
     def check_watchdog(self, now: float) -> Optional[Command]:
         """None while states are fresh; otherwise the safe command (and the trajectory is
@@ -308,7 +336,7 @@ class Controller:
         self._last_update = now
 
     def _float(self, q, qd):
-        ff, fb = laws.gravity_compensation(self.model, q, qd, self.age_guard.scale * self._damping)
+        ff, fb = laws.gravity_compensation(self.model, q, qd, self.feedback_scale * self._damping)
         take, n = self._map.take, len(self._map)
         q_c = take(q)
         return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
@@ -326,7 +354,7 @@ class Controller:
         # None while no joint has ki > 0 (the integral then stays 0)
         i_term = (np.clip(g.ki * joints.put(self._integral), -g.i_clamp, g.i_clamp)
                   if self._integrating else None)
-        s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
+        s = self.feedback_scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
             kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
             ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
@@ -367,7 +395,7 @@ class Controller:
                        feedforward=ff_c, feedback=fb_c, mode=self.mode,
                        joint_names=self._joint_names, saturated=saturated, holding=holding,
                        actual_q=q_c, actual_qd=self._map.take(qd),
-                       feedback_scale=self.age_guard.scale)
+                       feedback_scale=self.feedback_scale)
 
     def _integrate(self, now, error, tau, saturated):
         """Integral of the position error with two anti-windup rules: no integration while

@@ -36,16 +36,19 @@ def plan_model(model, config, warnings) -> ModelPlan:
     law = cartesian.from_config(model, config, joint_map, gains.reference_inertia)
     return ModelPlan(model, joint_map, effort_limit, gains, damping,
                      _fixed_positions(model, config, warnings),
-                     friction_compensation(model, config.friction, config.friction_epsilon),
+                     friction_compensation(model, config.friction, config.friction_epsilon,
+                                           config.use_urdf_friction),
                      cartesian=law)
 
 
 def plan_gains(model, joint_map, effort_limit, config):
-    """The model's default gains (gains.py: the bandwidth rule on its inertia) for the joints
+    """The model's default gains (gains.py: the discrete-time rule on its inertia) for the joints
     of joint_map, with the config's overrides on top."""
     try:
         base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=config.bandwidth_hz,
-                             damping_ratio=config.damping_ratio)
+                             damping_ratio=config.damping_ratio,
+                             expected_state_period=config.expected_state_period,
+                             expected_delay=config.expected_delay)
     except ControlError:
         raise
     except RbdError as exc:  # the dynamics refused the model's reference poses

@@ -9,6 +9,7 @@ Nothing here knows about control laws; the controller composes them so that
 from __future__ import annotations
 
 import math
+import os
 from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -19,6 +20,11 @@ from .bounds import MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY
 from .config import Command
 from .errors import ConfigError, MissingJointsError, StateError, brief, duplicates
 from .parameters import SAFE_ACTIONS  # defined once, with the safe_action parameter
+
+# INTERIM, for the layout change (safety.py -> safety/checks.py): lets the new module
+# safety/oscillation.py be imported as rbd_control.control.safety.oscillation before the
+# safety/ package exists. Remove this line when this file becomes safety/checks.py.
+__path__ = [os.path.join(os.path.dirname(__file__), "safety")]
 
 __all__ = [
     "StateError",
