@@ -377,7 +377,7 @@ class Controller:
         law = self._cartesian
         if self._tripped is not None or not law.active:   # first state, or after a stale gap
             law.activate(q, now)
-        ff, fb = law.torques(q, qd, now)
+        ff, fb = law.torques(q, qd, now, self.feedback_scale)
         take, n = self._map.take, len(self._map)
         posture, q_c = take(law.posture), take(q)
         error = laws.position_error(posture, q_c, self._wrap_commanded)

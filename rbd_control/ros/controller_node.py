@@ -59,6 +59,7 @@ from rbd_control.control import ConfigError, Controller, ControllerConfig
 from rbd_control.control.health import HealthThresholds, LoopHealth
 from rbd_control.control.model_source import ModelRefused, ModelSource
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS, fixed_positions
+from rbd_control.control.safety.oscillation import FIELDS as OSCILLATION_FIELDS, OscillationThresholds
 from rbd_control.ros.diagnostics import DiagnosticsPublisher
 from rbd_control.ros.cartesian import CartesianTopics, cartesian_config
 from rbd_control.ros.parameter_callbacks import PARAMETER_SOURCE, ParameterCallbacks
@@ -143,6 +144,10 @@ class ControllerNode(Node):
             fixed_positions=fixed_positions(value_('fixed_positions')),
             allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
             max_state_age=value_('max_state_age'),
+            expected_state_period=value_('expected_state_period'),
+            expected_delay=value_('expected_delay'), use_urdf_friction=value_('use_urdf_friction'),
+            oscillation=OscillationThresholds(**{
+                field: value_(f'oscillation.{field}') for field in OSCILLATION_FIELDS}),
             **cartesian_config(value_))
 
     def _loop_health(self):
@@ -158,7 +163,8 @@ class ControllerNode(Node):
         """(HealthReport, robot name) for /diagnostics."""
         guard = self._controller.age_guard if self._controller is not None else None
         name = self._controller.model.name if self._controller is not None else ''
-        return self._health.report(time.monotonic(), self._model_warnings, guard), name
+        oscillation = self._controller.oscillation if self._controller is not None else None
+        return self._health.report(time.monotonic(), self._model_warnings, guard, oscillation), name
 
     # ------------------------------------------------------------------ model
 

@@ -54,6 +54,11 @@ class Loop:
         self.sim = Simulator(arm.urdf, commanded_joints=names,
                              initial_positions=dict(zip(names, map(float, q0))))
         config.setdefault("cartesian_stiffness", STIFFNESS)
+        # the loop it runs: 1 kHz in lock step (the command acts over the step after its state),
+        # with no bandwidth bound below what those margins allow (gains.py, cartesian.py)
+        config.setdefault("expected_state_period", 1e-3)
+        config.setdefault("expected_delay", 0.0)
+        config.setdefault("bandwidth_hz", 1000.0)
         self.controller = Controller(self.model, ControllerConfig(
             mode="cartesian_impedance", ee_link=arm.flange, **config))
         self.limit = self.controller._limiter.limit

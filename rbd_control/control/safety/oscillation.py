@@ -33,10 +33,11 @@ import numpy as np
 from rbd_control.control.errors import ConfigError
 from rbd_control.control.parameters import CONTROLLER_PARAMETERS
 
-__all__ = ["OscillationThresholds", "OscillationDetector", "SOFTEN", "HOLD"]
+__all__ = ["FIELDS", "OscillationThresholds", "OscillationDetector", "SOFTEN", "HOLD"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 SOFTEN, HOLD = "soften", "hold"
+FIELDS = ("frequency", "velocity", "cycles", "energy_growth", "soften")   # oscillation.<field>
 ENERGY_WINDOW = 0.2          # s
 ENERGY_WINDOWS = 5           # growing windows in a row
 MIN_SCALE = 1e-3             # the feedback never softens below this (keeps a restoring term)
@@ -53,7 +54,7 @@ class OscillationThresholds:
     soften: float = _DEFAULT("oscillation.soften")
 
     def check(self):
-        for field in ("frequency", "velocity", "cycles", "energy_growth", "soften"):
+        for field in FIELDS:
             reason = CONTROLLER_PARAMETERS.validate(f"oscillation.{field}", getattr(self, field))
             if reason:
                 raise ConfigError(reason)
