@@ -7,7 +7,11 @@ expected_delay (10 ms) late, with 45 deg of phase margin and a gain margin of 2 
 at 1 kHz they lose stability near 28 ms (bench/delay_margin.py). A state older than the
 design's delay eats into that margin.
 
-The age of a state is `now - stamp` at the moment the controller answers it. Two responses,
+The age of a state is `now - stamp` at the moment the controller answers it, plus half of
+what the measured state period (the time between states answered, averaged over ~20 states)
+exceeds expected_state_period by: states that come slower than the gains were designed for add the
+zero-order hold's lag T / 2 (gains.py), so 50 Hz states answered at once soften the gains of a
+250 Hz design like states 8 ms late. Two responses,
 in order of severity (the controller applies them, controller.py):
   1. softened: the first state older than `max_state_age` *engages* the guard. The trajectory
      goes on; the model term (feedforward, gravity, the inverse dynamics of the plan) stays
@@ -44,6 +48,7 @@ __all__ = ["AgeGuard", "DEFAULT_OVERLOAD_TIME", "DEFAULT_RECOVERY_TIME"]
 
 DEFAULT_RECOVERY_TIME = 0.5
 DEFAULT_OVERLOAD_TIME = 0.2
+PERIOD_SMOOTHING = 0.05     # exponential average of the state period over ~20 states
 
 
 class AgeGuard:
@@ -51,8 +56,11 @@ class AgeGuard:
     have kept coming for overload_time (see the module doc)."""
 
     def __init__(self, max_state_age: float, recovery_time: float = DEFAULT_RECOVERY_TIME,
-                 overload_time: float = DEFAULT_OVERLOAD_TIME):
+                 overload_time: float = DEFAULT_OVERLOAD_TIME, expected_period: float = math.inf):
         self.max_state_age = float(max_state_age)
+        self.expected_period = float(expected_period)   # inf: the state period is not judged
+        self._previous = None        # when the last state was answered
+        self.period = None           # the measured state period (smoothed), s
         self.recovery_time = float(recovery_time)
         self.overload_time = float(overload_time)
         self.engaged = False
@@ -80,6 +88,7 @@ class AgeGuard:
         into an overload just now (the caller then aborts its trajectory and holds)."""
         if not self.enabled or not math.isfinite(age):
             return False
+        age = age + self._period_lag(now)
         if age > self.max_state_age:
             return self._late(age, now)
         if self.engaged:
@@ -87,6 +96,20 @@ class AgeGuard:
         if self.engaged:
             self.engaged_states += 1
         return False
+
+    def _period_lag(self, now: float) -> float:
+        """Half of what the measured state period exceeds the expected one by: the extra lag of
+        the zero-order hold (T / 2) the gains were not designed for (gains.py). The period is
+        an average over ~1 / PERIOD_SMOOTHING states, so one gap (a hiccup the watchdog
+        judges) does not count as a slow loop."""
+        previous, self._previous = self._previous, now
+        if not math.isfinite(self.expected_period):
+            return 0.0
+        if self.period is None:
+            self.period = self.expected_period
+        if previous is not None and now > previous:
+            self.period += PERIOD_SMOOTHING * ((now - previous) - self.period)
+        return 0.5 * max(0.0, self.period - self.expected_period)
 
     def _late(self, age: float, now: float) -> bool:
         self._fresh_since = None

@@ -47,7 +47,8 @@ class Controller:
         self.config.check()
         self.mode = self.config.mode
         self._watchdog = Watchdog(self.config.state_timeout)
-        self.age_guard = AgeGuard(self.config.max_state_age)
+        self.age_guard = AgeGuard(self.config.max_state_age,
+                                  expected_period=self.config.expected_state_period)
         self._last_state = None          # (names, q, qd) as received, for set_model
         self._q = None                   # last valid state, model order
         self._qd = None

@@ -102,7 +102,10 @@ def test_bad_max_state_age_is_rejected(arm_model, value):
 
 def tracking(arm_model, names):
     """A feedforward_pd controller 0.5 s into a 1 s trajectory from Q0 to Q0 + 0.5."""
-    controller = Controller(arm_model, ControllerConfig(mode="feedforward_pd", max_state_age=0.005, state_timeout=10.0))
+    # states far apart (these tests step time by hand): a loop designed for a 1 s state period,
+    # so that only the ages count, not the period (age_guard.py)
+    controller = Controller(arm_model, ControllerConfig(mode="feedforward_pd", max_state_age=0.005,
+                                                        state_timeout=10.0, expected_state_period=1.0))
     controller.update(0.0, names, Q0, ZERO, age=0.001)
     controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=1)]), 0.0)
     assert not controller.update(0.5, names, Q0, ZERO, age=0.001).holding
@@ -198,3 +201,22 @@ def test_at_60_ms_the_loop_oscillates_and_the_detector_notices(arm_urdf, arm_mod
     assert unwatched > 1.0
     assert controller.oscillation.detections >= 1 and controller.feedback_scale < 1.0
     assert "oscillat" in controller.oscillation.reason or "energy" in controller.oscillation.reason
+
+
+def test_states_slower_than_the_expected_period_count_as_late():
+    """At 50 Hz, fresh states leave the 250 Hz design (4 ms) with half of 16 ms of extra
+    zero-order-hold lag: like states 8 ms late against a 5 ms max_state_age."""
+    guard = AgeGuard(max_state_age=0.005, expected_period=0.004)
+    for k in range(5):
+        guard.observe(0.0, k * 0.004)            # as designed: never late
+    assert not guard.engaged
+    guard.observe(0.0, 0.066)                    # one 50 ms gap: a hiccup, not a slow loop
+    assert not guard.engaged
+    for k in range(1, 200):
+        guard.observe(0.0, 0.066 + k * 0.020)    # 50 Hz from now on
+    assert guard.engaged and guard.period == pytest.approx(0.020, rel=1e-3)
+    assert guard.scale == pytest.approx(0.005 / 0.008, rel=1e-3)
+    unjudged = AgeGuard(max_state_age=0.005)     # the default: the period is not judged
+    for k in range(4):
+        unjudged.observe(0.0, k * 0.020)
+    assert not unjudged.engaged
