@@ -42,8 +42,8 @@ class ControllerConfig:
     allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
     allow_nonzero_velocity_at_trajectory_end: bool = _DEFAULT("allow_nonzero_velocity_at_trajectory_end")
     ignore_unknown_joints: bool = True            # extra names in the state are skipped
-    bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py): upper bound
-    damping_ratio: float = 1.0
+    bandwidth_hz: float = _DEFAULT("bandwidth_hz")    # default-gain rule (gains.py): upper bound
+    damping_ratio: float = _DEFAULT("damping_ratio")
     # the loop the default gains are designed for, in discrete time (gains.py)
     expected_state_period: float = _DEFAULT("expected_state_period")   # s
     expected_delay: float = _DEFAULT("expected_delay")                 # s

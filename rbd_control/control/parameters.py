@@ -211,6 +211,12 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "trajectory and hold the pose (age_guard.py). 0: off. The default is "
               "expected_delay's, the age the default gains keep their margins at; the stamps "
               "must be on the node's clock (use_sim_time with a simulator).", low=0.0, high=10.0),
+    Parameter("bandwidth_hz", "double", 8.0,
+              "Upper bound of the default gains' bandwidth, Hz; the margins at "
+              "expected_state_period and expected_delay decide below it (gains.py). Read at "
+              "start.", **positive(1000.0)),
+    Parameter("damping_ratio", "double", 1.0,
+              "Damping ratio of the default gains (gains.py). Read at start.", **positive(100.0)),
     Parameter("expected_state_period", "double", 0.004,
               "Seconds between the joint states the controller answers, as it really runs "
               "(the default: 250 Hz, a Python node on a busy computer). The default gains are "

@@ -144,6 +144,7 @@ class ControllerNode(Node):
             fixed_positions=fixed_positions(value_('fixed_positions')),
             allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
             max_state_age=value_('max_state_age'),
+            bandwidth_hz=value_('bandwidth_hz'), damping_ratio=value_('damping_ratio'),
             expected_state_period=value_('expected_state_period'),
             expected_delay=value_('expected_delay'), use_urdf_friction=value_('use_urdf_friction'),
             oscillation=OscillationThresholds(**{
