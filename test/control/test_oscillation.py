@@ -96,3 +96,9 @@ def test_the_controller_softens_then_aborts_the_trajectory_and_reports_it(arm_mo
     assert "oscillation:" in report.message and report.value("oscillation holds") == "1"
     controller.set_gains(kp={"wrist_3": 0.01})        # the user acts: full scale again
     assert controller.feedback_scale == 1.0
+
+
+def test_a_steady_drift_away_from_the_hold_is_not_an_oscillation():
+    """States drifting on their own (a push, a synthetic stream): energy grows, nothing swings."""
+    detector = OscillationDetector(JOINTS)
+    assert feed(detector, lambda t: -0.3, 4.0, still=True, error=lambda t: 0.3 * t) == []

@@ -12,8 +12,11 @@ energy of its error grows. Two signs, checked on every answered state in O(joint
   energy growth while the desired state is still (holding), the peak of the error energy
                     E = 1/2 sum_i d_i e'_i^2 + 1/2 sum_i Kp_i e_i^2
                 (d_i the gains' reference inertia) over windows of 0.2 s grows in 5 windows in
-                a row, by `energy_growth` in all: a stable PD loop only dissipates it (a knock
-                raises it once, then it decays), a loop that is too late feeds it. This catches
+                a row, by `energy_growth` in all, while the velocity error swings (at least 4
+                swings beyond +-v in that run): a stable PD loop only dissipates it (a knock
+                raises it once, then it decays), a loop that is too late feeds it; an arm pushed
+                steadily away from its pose (or states that drift on their own) grows it
+                without swinging, and is not an oscillation. This catches
                 the slow oscillation of a large delay (3 Hz at 60 ms), which swings too slowly
                 for the first sign.
 
@@ -41,6 +44,7 @@ FIELDS = ("frequency", "velocity", "cycles", "energy_growth", "soften")   # osci
 ENERGY_WINDOW = 0.2          # s
 ENERGY_WINDOWS = 5           # growing windows in a row
 MIN_SCALE = 1e-3             # the feedback never softens below this (keeps a restoring term)
+MIN_SWINGS = 4               # swings beyond +-velocity while the energy grows: it oscillates
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class OscillationDetector:
         self._window_start = None    # energy: the window in progress, its peak,
         self._window_peak = self._previous_peak = self._run_start = math.inf
         self._growing = 0            # windows in a row whose peak grew
+        self._swings = 0             # velocity-error swings (any joint, any speed) in that run
 
     def observe(self, now, velocity_error, error, inertia, kp, still) -> Optional[str]:
         """One answered state (command order): SOFTEN or HOLD when it oscillates, else None.
@@ -112,6 +117,7 @@ class OscillationDetector:
         changed = (swing != 0.0) & (swing != self._sign)
         if not changed.any():
             return None
+        self._swings += int(np.count_nonzero(changed & (self._sign != 0.0)))
         half_period = now - self._swing_time
         fast = changed & (self._sign != 0.0) & (half_period < 0.5 / t.frequency)
         self._fast = np.where(changed, np.where(fast, self._fast + 1.0, 0.0), self._fast)
@@ -138,11 +144,12 @@ class OscillationDetector:
         if peak > previous and peak > floor:
             self._growing += 1
         else:
-            self._growing, self._run_start = 0, peak
+            self._growing, self._run_start, self._swings = 0, peak, 0
         self._window_start, self._window_peak, self._previous_peak = now, energy, peak
-        if self._growing < ENERGY_WINDOWS or peak < self.thresholds.energy_growth * self._run_start:
+        if (self._growing < ENERGY_WINDOWS or peak < self.thresholds.energy_growth * self._run_start
+                or self._swings < MIN_SWINGS):   # growing without swinging: pushed, not unstable
             return None
-        self._growing, self._run_start = 0, peak
+        self._growing, self._run_start, self._swings = 0, peak, 0
         return (f"error energy grew {peak / previous:.3g}x in each of the last {ENERGY_WINDOWS} "
                 f"windows of {ENERGY_WINDOW:g} s while holding")
 
