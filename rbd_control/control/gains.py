@@ -23,7 +23,7 @@ for that loop, not for a continuous one: `expected_state_period` T (default 4 ms
        d_i  = m_i / mu        i.e. the largest D of that shape with D <= H(q) (Loewner order)
    at every reference pose, so lambda_max(H^-1 D) <= 1: no mode is faster than the unit loop
    below. mu is taken per independent subtree of the base (H is block diagonal over them:
-   RBDA 6.2, branch-induced sparsity), so a 3000-joint comb costs 100 blocks of 30.
+   branch-induced sparsity, RBDA ch. 6), so a 3000-joint comb costs 100 blocks of 30.
    The reference poses are the zero pose (clipped into the limits) plus 64 poses drawn
    uniformly within the position limits with a fixed seed, so the rule is deterministic.
    A joint moving a massless subtree (H singular) is regularised (H + 1e-12 max H_ii I) and
@@ -43,7 +43,8 @@ for that loop, not for a continuous one: `expected_state_period` T (default 4 ms
            gain margin >= 2   (MIN_PHASE_MARGIN_DEG, MIN_GAIN_MARGIN)
    by bisection (both margins shrink as w grows). bandwidth_hz (default 8 Hz) is thus an
    upper bound: it decides only when T and tau are small. At the defaults (4 ms, 10 ms,
-   zeta 1) w = 2 pi 3.4 Hz; at 1 ms and no delay the 8 Hz bound decides.
+   zeta 1) w = 2 pi 3.53 Hz (phase margin 45.0 deg, gain margin 2.8); at 1 ms and no delay the
+   8 Hz bound decides. At 1 kHz the 3.53 Hz loop loses stability near 28 ms of delay.
    A mode with lambda < 1 sees the unit loop's gain scaled by lambda: its crossover moves to a
    lower frequency, where the PD lead still exceeds the phase lost to T and tau, so it stays
    stable with gain margin >= 2 / lambda (its damping ratio is zeta sqrt(lambda)).
@@ -161,7 +162,7 @@ def reference_poses(model) -> np.ndarray:
 
 def subtrees(model) -> list:
     """Joint indices of each subtree hanging from the fixed base: H is block diagonal over
-    them (H_ij = 0 unless i, j lie on one branch, RBDA 6.2)."""
+    them (H_ij = 0 unless i, j lie on one branch: branch-induced sparsity, RBDA ch. 6)."""
     parent = np.asarray(model.parent, dtype=int)
     root = np.arange(model.nq)
     for i in range(model.nq):          # parent[i] < i: the parent's root is known already
