@@ -42,7 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rbd_control.control import Controller, ControllerConfig, JointTrajectory, StateError, TrajectoryPoint  # noqa: E402
+from rbd_control.control import (Controller, ControllerConfig, JointTrajectory,  # noqa: E402
+                                 StateError, TrajectoryPoint)
 from rbd_control.control.safety.oscillation import OscillationThresholds  # noqa: E402
 from rbd_control.demo.data import DEFAULT_ARM_HOME, demo_waypoints  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402
@@ -160,7 +161,8 @@ def run(arm: Arm, mode: str, period: int, delay: int, *, track=False, old=False,
                 errors.append(command.error)
         while in_flight and in_flight[0][0] <= step:
             sim.set_command(in_flight.popleft()[1])
-        if not track and mode != "gravity_compensation" and step == int(round(KNOCK_AT / sim.timestep)):
+        knock = not track and mode != "gravity_compensation"
+        if knock and step == int(round(KNOCK_AT / sim.timestep)):
             sim.data.qvel[:] += KNOCK_VELOCITY
         sim.step()
         excursion = float(np.abs(s.position - home).max())
@@ -208,7 +210,8 @@ def line(row):
     text = (f"{name:12s} {mode:21s} {1000 // period:5d} Hz {delay:3d} ms  hold "
             f"{_cell(hold['drift'], '.2e'):>9s} rad {_cell(hold['speed'], '.2e'):>9s} rad/s")
     if track is not None:
-        text += f"  track rms {_cell(track['rms'] * 1e3, '.3g'):>8s} mrad max {_cell(track['max'] * 1e3, '.3g'):>8s} mrad"
+        text += (f"  track rms {_cell(track['rms'] * 1e3, '.3g'):>8s} mrad "
+                 f"max {_cell(track['max'] * 1e3, '.3g'):>8s} mrad")
     detections = hold["detections"] + (track["detections"] if track else 0)
     return text + (f"  oscillations {detections}" if detections else "")
 

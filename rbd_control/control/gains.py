@@ -236,7 +236,8 @@ def _discretised(T, delta):
 
 
 def _stable(kp, kd, period, delay) -> bool:
-    return float(np.max(np.abs(np.linalg.eigvals(sampled_loop_matrix(kp, kd, period, delay))))) < 1.0
+    Phi = sampled_loop_matrix(kp, kd, period, delay)
+    return float(np.max(np.abs(np.linalg.eigvals(Phi)))) < 1.0
 
 
 def _phase_margin_deg(kp, kd, period, delay) -> float:
@@ -272,7 +273,8 @@ def loop_margins(kp, kd, period, delay) -> tuple:
             return _phase_margin_deg(kp, kd, period, delay), math.inf
     for _ in range(30):
         middle = 0.5 * (low + high)
-        low, high = (middle, high) if _stable(middle * kp, middle * kd, period, delay) else (low, middle)
+        stable = _stable(middle * kp, middle * kd, period, delay)
+        low, high = (middle, high) if stable else (low, middle)
     return _phase_margin_deg(kp, kd, period, delay), low
 
 
@@ -284,7 +286,8 @@ def design_bandwidth(period=DEFAULT_EXPECTED_STATE_PERIOD, delay=DEFAULT_EXPECTE
     a phase margin >= MIN_PHASE_MARGIN_DEG and a gain margin >= MIN_GAIN_MARGIN when sampled
     every `period` with `delay` (module doc, step 2)."""
     if not (period > 0 and math.isfinite(period)):
-        raise GainError(f"expected_state_period must be a positive number of seconds, got {period!r}")
+        raise GainError(f"expected_state_period must be a positive number of seconds, "
+                        f"got {period!r}")
     if not (delay >= 0 and math.isfinite(delay)):
         raise GainError(f"expected_delay must be a number of seconds >= 0, got {delay!r}")
 
