@@ -49,6 +49,7 @@ __all__ = ["AgeGuard", "DEFAULT_OVERLOAD_TIME", "DEFAULT_RECOVERY_TIME"]
 DEFAULT_RECOVERY_TIME = 0.5
 DEFAULT_OVERLOAD_TIME = 0.2
 PERIOD_SMOOTHING = 0.05     # exponential average of the state period over ~20 states
+PERIOD_RESOLUTION = 1e-6    # s: a period this close to the expected one is the expected one
 
 
 class AgeGuard:
@@ -109,7 +110,8 @@ class AgeGuard:
             self.period = self.expected_period
         if previous is not None and now > previous:
             self.period += PERIOD_SMOOTHING * ((now - previous) - self.period)
-        return 0.5 * max(0.0, self.period - self.expected_period)
+        excess = self.period - self.expected_period
+        return 0.5 * excess if excess > PERIOD_RESOLUTION else 0.0
 
     def _late(self, age: float, now: float) -> bool:
         self._fresh_since = None
