@@ -11,7 +11,10 @@ ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 
     joints (command order; None = all model joints), kp, kd, ki, i_clamp (None = model default,
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
-    ignore_unknown_joints, bandwidth_hz / damping_ratio (default-gain rule), effort_limit (override),
+    ignore_unknown_joints, bandwidth_hz (upper bound) / damping_ratio / expected_state_period /
+    expected_delay (the discrete-time default-gain rule, gains.py), effort_limit (override),
+    use_urdf_friction (URDF <dynamics> in the feedforward), oscillation (thresholds,
+    safety/oscillation.py),
     fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0),
     allow_nonzero_velocity_at_trajectory_end,
     max_state_age [s] (older states soften the feedback, age_guard.py; 0 = off);
@@ -28,7 +31,8 @@ Controller(model, config):
     set_trajectory(trajectory, now)             raises TrajectoryError(reason)
     check_watchdog(now) -> Command | None       the safe command while states are stale
     set_mode(mode, now); set_gains(kp=, kd=, ki=, i_clamp=); set_model(model); hold(now)
-    joint_names, gains, mode, trajectory_end_time
+    joint_names, gains, mode, trajectory_end_time, feedback_scale (age guard x oscillation),
+    oscillation (the detector: detections, scale, reason), abort_reason
     set_pose_target(position, quaternion_xyzw, now); set_wrench_target(wrench, now)
                                                 cartesian_impedance; TrajectoryError(reason)
     cartesian_state                             pose, target, error, wrench of the last step
@@ -58,7 +62,8 @@ path / goal tolerances), path_limits (the interpolated path vs the limits), laws
 laws), gains (defaults from the model), safety (state validation, watchdog, effort limits, safe
 commands), bounds (every plausibility bound), errors, throttle, parameters + parameter_table
 (the node's parameters, defined once), model_source, joint_map, angles, age_guard (late
-states), health (loop statistics for diagnostics), cartesian (the impedance law),
+states), safety/oscillation (an unstable loop noticed: soften, then hold), health (loop
+statistics for diagnostics), cartesian (the impedance law),
 cartesian_mode (its targets checked) and pose (quaternions, pose targets).
 """
 from rbd_control.control.controller import MODES, Command, Controller, ControllerConfig, ModelPlan

@@ -21,7 +21,8 @@ __all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
 _DEFAULT = CONTROLLER_PARAMETERS.default
 # The ControllerConfig fields that are node parameters: checked by the table's rules.
 _TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age",
-                  "cartesian_stiffness", "cartesian_damping_ratio", "max_cartesian_error")
+                  "cartesian_stiffness", "cartesian_damping_ratio", "max_cartesian_error",
+                  "expected_state_period", "expected_delay")
 
 
 @dataclass
@@ -42,8 +43,11 @@ class ControllerConfig:
     allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
     allow_nonzero_velocity_at_trajectory_end: bool = _DEFAULT("allow_nonzero_velocity_at_trajectory_end")
     ignore_unknown_joints: bool = True            # extra names in the state are skipped
-    bandwidth_hz: float = 8.0                     # default-gain rule (see gains.py)
-    damping_ratio: float = 1.0
+    bandwidth_hz: float = _DEFAULT("bandwidth_hz")    # default-gain rule (gains.py): upper bound
+    damping_ratio: float = _DEFAULT("damping_ratio")
+    # the loop the default gains are designed for, in discrete time (gains.py)
+    expected_state_period: float = _DEFAULT("expected_state_period")   # s
+    expected_delay: float = _DEFAULT("expected_delay")                 # s
     effort_limit: GainValue = None                # overrides <limit effort> per joint
     # {joint: position} for model joints that are neither commanded nor in the joint states
     # (a locked torso joint, a gripper); the rest of those use the URDF zero. Warned once.
@@ -52,6 +56,11 @@ class ControllerConfig:
     # {joint: {"viscous": N m s/rad, "coulomb": N m}} (identification/friction.py)
     friction: Optional[dict] = None
     friction_epsilon: float = FRICTION_EPSILON    # rad/s: tanh smoothing of the Coulomb term
+    # the URDF's <dynamics damping friction> in that feedforward too (friction above replaces
+    # a joint's URDF values)
+    use_urdf_friction: bool = _DEFAULT("use_urdf_friction")
+    # oscillation detection (safety/oscillation.py); None: the table's defaults
+    oscillation: Optional[object] = None
     max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
     # cartesian_impedance (cartesian.py); Cartesian vectors are translation first
     ee_link: str = _DEFAULT("ee_link")            # "" = none (the mode is unavailable)

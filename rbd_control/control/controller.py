@@ -33,8 +33,10 @@ from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
                                             plan_model)
 from rbd_control.control.safety.age_guard import AgeGuard
+from rbd_control.control.safety.answers import SafeActions
 from rbd_control.control.safety.checks import (ConfigError, EffortLimiter, StateError, StateMapper,
-                                               Watchdog, safe_command)
+                                               Watchdog)
+from rbd_control.control.safety.oscillation import OscillationDetector
 from rbd_control.control.throttle import ThrottledWarnings
 from rbd_control.control.trajectory.plan import TrajectoryPlan
 from rbd_control.params.bounds import finite
@@ -43,7 +45,7 @@ from rbd_control.params.controller import MODES, TRACKING_MODES
 __all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
 
 
-class Controller(GoalInputs, ContactReactions):
+class Controller(GoalInputs, SafeActions, ContactReactions):
     """Model-based joint torque controller for one robot model. Not thread-safe."""
 
     def __init__(self, model, config: Optional[ControllerConfig] = None):
@@ -51,7 +53,8 @@ class Controller(GoalInputs, ContactReactions):
         self.config.check()
         self.mode = self.config.mode
         self._watchdog = Watchdog(self.config.state_timeout)
-        self.age_guard = AgeGuard(self.config.max_state_age)
+        self.age_guard = AgeGuard(self.config.max_state_age,
+                                  expected_period=self.config.expected_state_period)
         self._last_state = None          # (names, q, qd) as received, for set_model
         self._q = None                   # last valid state, model order
         self._qd = None
@@ -60,6 +63,8 @@ class Controller(GoalInputs, ContactReactions):
         self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
         self._gain_table = GainTable()   # what set_gains gave, kept across models
+        self.oscillation = None          # the detector of this model's joints (set_model)
+        self.abort_reason = ""           # why the controller last dropped a trajectory itself
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
         self.warnings = ThrottledWarnings()
         self.set_model(model)
@@ -113,6 +118,7 @@ class Controller(GoalInputs, ContactReactions):
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
                                    warnings=self.warnings)
         self._set_gain_arrays(gains)
+        self.oscillation = OscillationDetector(self._joint_names, self.config.oscillation)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
         self._contact = self._contact_monitor(plan)
@@ -120,11 +126,13 @@ class Controller(GoalInputs, ContactReactions):
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
         """Replace the friction compensation of this model: {joint: {"viscous": b, "coulomb":
-        f_c}} (joints not named get none), optionally with another epsilon. Raises ConfigError.
+        f_c}} (joints not named, or given zeros, get the URDF's with use_urdf_friction, else
+        none), optionally with another epsilon. Raises ConfigError.
         A later set_model starts again from the config's friction (the node re-applies its
         friction.* parameters after every model)."""
         epsilon = self.config.friction_epsilon if epsilon is None else epsilon
-        compensation = friction_compensation(self.model, friction, epsilon)
+        compensation = friction_compensation(self.model, friction, epsilon,
+                                             self.config.use_urdf_friction)
         self._plan_model = replace(self._plan_model, friction=compensation)
 
     def set_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
@@ -152,6 +160,7 @@ class Controller(GoalInputs, ContactReactions):
         Resets the integral term."""
         given = {"kp": kp, "kd": kd, "ki": ki, "i_clamp": i_clamp}
         self._set_gain_arrays(self._gain_table.change(self.gains, self._joint_names, given))
+        self.oscillation.reset()   # new gains: full scale until they oscillate too
 
     def set_mode(self, mode: str, now: float):
         """Switch law. Resets the integral term; entering a tracking mode from
@@ -215,17 +224,8 @@ class Controller(GoalInputs, ContactReactions):
             contact.applied(command.tau, command.desired_qdd)
         # only a state that produced a valid command counts as fresh for the watchdog
         self._accept_state(now, names, q, qd, q_m, qd_m)
+        self._watch_oscillation(now, command, q_m)
         return command
-
-    def check_watchdog(self, now: float) -> Optional[Command]:
-        """None while states are fresh; otherwise the safe command (and the trajectory is
-        aborted). 'hold' commands the gravity torque of the last measured pose (no feedback:
-        there is no fresh state to feed back); 'zero' commands zero effort."""
-        if not self._watchdog.is_stale(now):
-            return None
-        if self._tripped is None:
-            self._trip()
-        return safe_command(self._tripped, self.model, self._q, self._map, self._limiter)
 
     # --- internals --------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ class Controller(GoalInputs, ContactReactions):
         self._last_update = now
 
     def _float(self, q, qd):
-        ff, fb = laws.gravity_compensation(self.model, q, qd, self.age_guard.scale * self._damping)
+        ff, fb = laws.gravity_compensation(self.model, q, qd, self.feedback_scale * self._damping)
         take, n = self._map.take, len(self._map)
         q_c = take(q)
         return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
@@ -279,7 +279,7 @@ class Controller(GoalInputs, ContactReactions):
         # None while no joint has ki > 0 (the integral then stays 0)
         i_term = (np.clip(g.ki * joints.put(self._integral.value), -g.i_clamp, g.i_clamp)
                   if self._integral.active else None)
-        s = self.age_guard.scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
+        s = self.feedback_scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
             kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
             ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
@@ -302,7 +302,7 @@ class Controller(GoalInputs, ContactReactions):
         law = self._cartesian
         if self._tripped is not None or not law.active:   # first state, or after a stale gap
             law.activate(q, now)
-        ff, fb = law.torques(q, qd, now)
+        ff, fb = law.torques(q, qd, now, self.feedback_scale)
         take, n = self._map.take, len(self._map)
         posture, q_c = take(law.posture), take(q)
         error = laws.position_error(posture, q_c, self._wrap_commanded)
@@ -320,7 +320,7 @@ class Controller(GoalInputs, ContactReactions):
                        feedforward=ff_c, feedback=fb_c, mode=self.mode,
                        joint_names=self._joint_names, saturated=saturated, holding=holding,
                        actual_q=q_c, actual_qd=self._map.take(qd),
-                       feedback_scale=self.age_guard.scale)
+                       feedback_scale=self.feedback_scale)
 
     def _integrate(self, now, error, tau, saturated):
         """The integral term (integral.py), never over a first step, a clock jump, a gap or
@@ -330,30 +330,6 @@ class Controller(GoalInputs, ContactReactions):
         dt = now - self._last_update
         if 0.0 < dt <= self.config.state_timeout:
             self._integral.integrate(dt, error, tau, saturated)
-
-    def _trip(self):
-        """States went stale: abort the trajectory and reset the integral."""
-        self._tripped = self.config.safe_action
-        self._integral.reset()
-        if self._q is not None and self._tripped == "hold":
-            self._plan.hold(self._map.take(self._q))
-        else:
-            self._plan = TrajectoryPlan(len(self._joint_names))
-
-    def _safe_for_missing(self, exc: MissingJointsError) -> Command:
-        """A state lacks commanded joints (e.g. a robot whose joint was renamed): take the
-        configured safe action now, at the best-known pose: the measured joints from this
-        state, the missing ones from the last valid state (or fixed_positions / zero)."""
-        q, qd = exc.q, exc.qd
-        if self._q is not None:
-            q[exc.missing] = self._q[exc.missing]
-        self._q, self._qd = q, qd
-        if self._tripped is None:
-            self._trip()
-        self.warnings.warn("missing_joints", f"{exc}; {self._tripped} until they return")
-        command = safe_command(self._tripped, self.model, q, self._map, self._limiter)
-        command.reason = str(exc)
-        return command
 
     def _hold_measured(self, now, q=None):
         """Hold q (model order; default: the last accepted state) from now on."""

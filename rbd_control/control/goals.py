@@ -41,6 +41,7 @@ class GoalInputs:
         if goal.model is not self._bare_model or goal.joint_names != self._joint_names:
             raise TrajectoryError("the robot model changed while the trajectory was checked")
         self._check_can_follow(now)
+        self.abort_reason = ""      # a new goal: nothing of it has been aborted yet
         if self._plan.empty:
             self._plan.hold(self._map.take(self._q), now)
         self._plan.blend_in(goal.checked, now, continuous=self._map.take(self._continuous))

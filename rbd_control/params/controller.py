@@ -230,13 +230,50 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter(f"constraints.{JOINT}.goal", "double", 0.0,
               "Goal position tolerance of the joint; 0: not checked. Read when a goal arrives.",
               read_only=False, low=0.0, high=MAX_TOLERANCE),
-    Parameter("max_state_age", "double", 0.005,
+    Parameter("max_state_age", "double", 0.010,
               "Seconds. A joint state older than this when answered (node clock minus header "
               "stamp) softens the feedback until ages stay below it for 0.5 s; late states "
               "that keep coming for 0.2 s (an overload, not a hiccup) also abort the "
-              "trajectory and hold the pose (age_guard.py). 0: off. The default suits the "
-              "default 8 Hz gains; the stamps must be on the node's clock (use_sim_time "
-              "with a simulator).", low=0.0, high=10.0),
+              "trajectory and hold the pose (age_guard.py). 0: off. The default is "
+              "expected_delay's, the age the default gains keep their margins at; the stamps "
+              "must be on the node's clock (use_sim_time with a simulator).", low=0.0, high=10.0),
+    Parameter("bandwidth_hz", "double", 8.0,
+              "Upper bound of the default gains' bandwidth, Hz; the margins at "
+              "expected_state_period and expected_delay decide below it (gains.py). Read at "
+              "start.", **positive(1000.0)),
+    Parameter("damping_ratio", "double", 1.0,
+              "Damping ratio of the default gains (gains.py). Read at start.", **positive(100.0)),
+    Parameter("expected_state_period", "double", 0.004,
+              "Seconds between the joint states the controller answers, as it really runs "
+              "(the default: 250 Hz, a Python node on a busy computer). The default gains are "
+              "designed in discrete time for it (gains.py); bandwidth_hz stays their upper "
+              "bound. Read at start.", **positive(1.0)),
+    Parameter("expected_delay", "double", 0.010,
+              "Seconds from a joint state to the moment its command acts on the drive, as it "
+              "really runs. The default gains keep a 45 deg phase margin and a gain margin of 2 "
+              "with this delay and expected_state_period (gains.py). Read at start.",
+              low=0.0, high=1.0),
+    Parameter("use_urdf_friction", "bool", True,
+              "Add the URDF's <dynamics damping friction> to the tracking modes' feedforward "
+              "(damping * qd_desired + friction * tanh(qd_desired / friction.epsilon)), as its "
+              "masses are used; a joint's friction.<joint>.* parameters replace its URDF values."),
+    Parameter("oscillation.frequency", "double", 5.0,
+              "Hz. A joint whose velocity error swings between +-oscillation.velocity with "
+              "half-periods shorter than 1 / (2 f) for oscillation.cycles cycles oscillates "
+              "(oscillation.py): the controller softens the gains, and aborts the trajectory "
+              "and holds if it goes on. 0: off.", low=0.0, high=1000.0),
+    Parameter("oscillation.velocity", "double", 0.05,
+              "rad/s (m/s): the velocity error a swing must exceed to count (below: noise).",
+              **positive(100.0)),
+    Parameter("oscillation.cycles", "double", 3.0,
+              "Fast cycles in a row that make an oscillation.", low=1.0, high=100.0),
+    Parameter("oscillation.energy_growth", "double", 2.0,
+              "An oscillation also when, while the desired state is still, the peak error "
+              "energy (1/2 d e'^2 + 1/2 Kp e^2) of 5 windows of 0.2 s in a row grows, by this "
+              "factor in all. 0: off.", low=0.0, high=1000.0),
+    Parameter("oscillation.soften", "double", 0.5,
+              "Bandwidth scale applied at each oscillation (Kp -> s^2 Kp, Kd -> s Kd), kept "
+              "until the gains or the model change.", low=0.0, high=1.0, low_open=True),
     Parameter("diagnostics_period", "double", 1.0,
               "Seconds between /diagnostics messages (loop health). 0: no diagnostics.",
               low=0.0, high=60.0),

@@ -50,9 +50,11 @@ SIM_PARAMETERS = ParameterTable([
     Parameter("wait_for_first_command", "bool", True,
               "Real time: hold physics until a command arrives."),
     Parameter("joint_damping", "bool", True, "Apply URDF <dynamics damping friction>."),
-    Parameter("stiff_friction", "bool", False,
+    Parameter("stiff_friction", "bool", True,
               "URDF <dynamics friction> at full strength from ~0.03 rad/s (Coulomb), not "
-              "MuJoCo's soft frictionloss (simulator.py)."),
+              "MuJoCo's soft frictionloss (simulator.py), which gives a light joint a fraction of "
+              "it: the controller adds the URDF's friction to its feedforward "
+              "(use_urdf_friction), so the plant must have it too."),
     Parameter("payload.link", "string", "",
               "Link carrying a payload the plant's URDF does not have. Empty: no payload."),
     Parameter("payload.mass", "double", 0.0, "Payload mass, kg.", low=0.0, high=1.0e4),

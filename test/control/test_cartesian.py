@@ -10,6 +10,7 @@ from scipy.spatial.transform import Rotation
 
 from rbd_control.control import ConfigError, Controller, ControllerConfig, TrajectoryError
 from rbd_control.control.laws.cartesian import WRENCH_RAMP_TIME
+from rbd_control.control.laws.gains import design_bandwidth
 from rbd_control.control.laws.pose import (
     MAX_LINEAR_SPEED,
     MIN_DURATION,
@@ -19,7 +20,7 @@ from rbd_control.control.laws.pose import (
     quat_from_matrix,
     slerp,
 )
-from rbd_control.dynamics import bias, frame_jacobian, gravity
+from rbd_control.dynamics import bias, frame_jacobian, gravity, operational_space_inertia
 
 Q0 = np.array([0.0, 0.6, -0.9, 0.4, 0.3, 0.0])
 
@@ -81,7 +82,9 @@ def test_law_parts_spring_damper_and_wrench(arm_model):
     F = np.linalg.solve(frame_jacobian(arm_model, q, "tool0").T,
                         command.tau - bias(arm_model, q, np.zeros(6)))
     state = controller.cartesian_state
-    K = np.array([500, 600, 700, 20, 30, 40])
+    sigma = controller._cartesian.stiffness_scale    # the bandwidth bound (cartesian.py)
+    assert 0.0 < sigma <= 1.0
+    K = sigma * np.array([500, 600, 700, 20, 30, 40])
     # F is [moment; force]; error and wrench are translation first
     np.testing.assert_allclose(F[3:], K[:3] * state.error[:3] + wrench[:3], atol=1e-6)
     np.testing.assert_allclose(F[:3], K[3:] * state.error[3:] + wrench[3:], atol=1e-6)
@@ -185,3 +188,20 @@ def test_a_singular_pose_gives_a_finite_clamped_torque(arm_model):
     assert np.all(np.isfinite(command.tau))
     assert np.all(np.abs(command.tau) <= controller._limiter.limit)
     assert controller.cartesian_state.damping > 0.0
+
+
+def test_the_task_stiffness_is_bounded_by_the_loop_design_bandwidth(arm_model):
+    """The fastest task-space mode of Lambda x'' = -sigma K x stays at the discrete-time design
+    bandwidth w (gains.design_bandwidth) where cartesian_stiffness would exceed it."""
+    controller = make(arm_model, cartesian_stiffness=(1000, 1000, 1000, 10, 10, 10))
+    law = controller._cartesian
+    w = design_bandwidth().omega
+    assert law.max_bandwidth == pytest.approx(w)
+    Lambda = operational_space_inertia(arm_model, Q0, "tool0").Lambda
+    K, D = law.task_gains(Lambda)
+    fastest = np.sqrt(np.linalg.eigvals(np.linalg.solve(Lambda, np.diag(K))).real.max())
+    assert law.stiffness_scale < 1.0 and fastest == pytest.approx(w, rel=1e-6)
+    unbounded = make(arm_model, cartesian_stiffness=(1000, 1000, 1000, 10, 10, 10),
+                     expected_state_period=1e-4, expected_delay=0.0, bandwidth_hz=1000.0)
+    K_full, _ = unbounded._cartesian.task_gains(Lambda)
+    np.testing.assert_allclose(K_full, law.K)

@@ -11,7 +11,8 @@ import pytest
 from rbd_control.control import (Command, ConfigError, Controller, ControllerConfig,
                                  JointTrajectory, StateError, TrajectoryError, TrajectoryPoint)
 from rbd_control.control.laws import joint as laws
-from rbd_control.control.laws.gains import reference_inertia, reference_poses
+from rbd_control.control.laws.gains import (reference_inertia, reference_poses, design_bandwidth,
+                                            loop_margins, sampled_loop_matrix)
 from rbd_control.dynamics import crba, gravity, load_urdf, rnea
 
 Q0 = np.array([0.3, 0.7, -0.8, 0.4, 0.6, 0.2])
@@ -112,15 +113,45 @@ def test_set_mode_rejects_unknown(arm_model):
 # --- gains -------------------------------------------------------------------------------
 
 def test_default_gains_follow_the_documented_rule(arm_model):
-    h = np.min([np.diag(crba(arm_model, q)) for q in reference_poses(arm_model)], axis=0)
-    np.testing.assert_allclose(reference_inertia(arm_model), h)
-    controller = fresh(arm_model, bandwidth_hz=5.0, damping_ratio=0.8)
-    w = 2 * math.pi * 5.0
-    np.testing.assert_allclose(controller.gains.kp, h * w**2)
-    np.testing.assert_allclose(controller.gains.kd, 2 * 0.8 * w * h)
+    """gains.py: d = min_q 1/(H^-1)_ii scaled so that D <= H(q) at every reference pose; w the
+    largest (<= the bandwidth bound) keeping 45 deg and 2x on the sampled, delayed unit loop."""
+    inverses = [np.linalg.inv(crba(arm_model, q)) for q in reference_poses(arm_model)]
+    m = 1.0 / np.max([np.diag(inv) for inv in inverses], axis=0)
+    mu = max(np.linalg.eigvalsh(np.sqrt(np.outer(m, m)) * inv)[-1] for inv in inverses)
+    d = m / mu
+    np.testing.assert_allclose(reference_inertia(arm_model), d, rtol=1e-6)
+    assert 2.0 < mu < 3.0   # the coupled modes of the default arm: 1/(H^-1)_ii alone is not enough
+    for H in (np.linalg.inv(inv) for inv in inverses):   # D <= H(q): no mode faster than designed
+        assert np.linalg.eigvalsh(H - np.diag(d))[0] > -1e-9
+    controller = fresh(arm_model, bandwidth_hz=20.0, damping_ratio=0.8, expected_state_period=0.002,
+                       expected_delay=0.006)
+    design = design_bandwidth(0.002, 0.006, 0.8, 20.0)
+    w = design.omega
+    assert 2 * math.pi * 4.0 < w < 2 * math.pi * 20.0        # the margins decide, not the bound
+    pm, gm = loop_margins(w**2, 2 * 0.8 * w, 0.002, 0.006)
+    assert pm == pytest.approx(45.0, abs=0.1) and gm >= 2.0
+    assert loop_margins((1.02 * w)**2, 2 * 0.8 * 1.02 * w, 0.002, 0.006)[0] < 45.0   # the largest
+    np.testing.assert_allclose(controller.gains.kp, d * w**2)
+    np.testing.assert_allclose(controller.gains.kd, 2 * 0.8 * w * d)
     np.testing.assert_allclose(controller.gains.kp_acc, w**2)  # computed_torque sees w^2 everywhere
     assert not np.any(controller.gains.ki)
     np.testing.assert_allclose(controller.gains.i_clamp, 0.2 * np.asarray(arm_model.effort_limit))
+    fast = fresh(arm_model, bandwidth_hz=5.0, expected_state_period=0.001, expected_delay=0.0)
+    np.testing.assert_allclose(fast.gains.kp_acc, (2 * math.pi * 5.0)**2)   # the bound decides
+
+
+def test_the_default_design_keeps_its_margins_at_250_hz_and_10_ms():
+    design = design_bandwidth()
+    assert (design.period, design.delay) == (0.004, 0.010)
+    assert design.phase_margin_deg >= 45.0 - 1e-6 and design.gain_margin >= 2.0
+    assert 3.0 < design.bandwidth_hz < 4.0
+    w = design.omega
+    for scale in (0.05, 0.2, 0.5, 1.0, 1.9):   # every mode lambda in (0, 1] of H^-1 D, and more
+        Phi = sampled_loop_matrix(scale * w**2, scale * 2 * w, 0.004, 0.010)
+        assert np.abs(np.linalg.eigvals(Phi)).max() < 1.0, scale
+    # the old rule (8 Hz on min H_ii) on a mode lambda = 10.7 of the default arm: unstable at 4 ms
+    w8 = 2 * math.pi * 8.0
+    assert loop_margins(10.7 * w8**2, 10.7 * 2 * w8, 0.001, 0.004)[1] == 0.0
 
 
 def test_gain_overrides_by_dict_list_and_scalar(arm_model, names):

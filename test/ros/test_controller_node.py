@@ -115,6 +115,8 @@ def start(spawn_node, ros_node, *, description=True, handshake=True, **parameter
     # the oracle is fed no state ages: a busy machine must not soften the node's gains
     # (test_loop_health.py tests the guard)
     parameters.setdefault('max_state_age', 0.0)
+    # nor its oscillation detector: random states swing at random (test_oscillation.py tests it)
+    parameters.setdefault('oscillation.frequency', 0.0)
     if description:
         parameters['robot_description'] = URDF
     process = spawn_node(MODULE, parameters)
@@ -126,8 +128,11 @@ def start(spawn_node, ros_node, *, description=True, handshake=True, **parameter
 # ---------------------------------------------------------------------- torques
 
 def test_effort_equals_core_torque_for_shuffled_states_with_extra_joints(spawn_node, ros_node):
-    rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS)
-    oracle = core('feedforward_pd')
+    # gains for a 1 kHz loop up to 30 Hz (gains.py), stiff enough that the random errors
+    # saturate some joints (the default 250 Hz / 10 ms design does not)
+    loop = dict(expected_state_period=0.001, expected_delay=0.0, bandwidth_hz=30.0)
+    rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS, **loop)
+    oracle = core('feedforward_pd', **loop)
     rng = np.random.default_rng(5)
     for k in range(15):
         q, qd = random_state(rng)

@@ -4,7 +4,7 @@ collision's reaction (hold, float, reflex) overrides the law (control/contact/mo
 A part of the Controller class (controller.py), kept apart because the state machine only asks
 it two things per state (the reaction in force, and to record the torque applied); it reads the
 controller's fields (config, model, _contact, _plan_model, _mapper, _map, _q, mode, _cartesian)
-and adds only `_contact`.
+and adds only `_contact` (and sets `abort_reason` to the collision that latched).
 """
 from __future__ import annotations
 
@@ -27,12 +27,6 @@ class ContactReactions:
         .detector (flags), .collided, .reason."""
         return self._contact
 
-    @property
-    def abort_reason(self) -> str:
-        """Why the motion was last aborted by the controller itself ('' if it was not): the
-        collision that latched."""
-        return "" if self._contact is None else self._contact.reason
-
     def reset_collision(self, now: float):
         """Clear a latched collision (libfranka's automaticErrorRecovery) and hold the measured
         pose. ContactResetError while the residual still shows contact; ConfigError when
@@ -40,6 +34,7 @@ class ContactReactions:
         if self._contact is None:
             raise ConfigError("contact awareness is off (ControllerConfig.contact is None)")
         self._contact.reset()
+        self.abort_reason = ""
         if self._q is not None:
             self._hold_measured(now)
 
@@ -86,6 +81,7 @@ class ContactReactions:
             except StateError as exc:
                 raise StateError(f"efforts: {exc}") from None
         if contact.observe(now, q, qd, measured, self._plan_model.friction):
+            self.abort_reason = contact.reason     # the collision that latched
             self._hold_for_contact(now, q)
         reaction = contact.override(now)
         if reaction == "reflex_over":

@@ -18,7 +18,16 @@ Matrices, ch. 4), so with K diagonal and positive it is computed as
 with one eigendecomposition and no root of Lambda.
 N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
 the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
-D_n = 2 zeta sqrt(K_n h) per joint, h the joint's reference inertia (gains.py). Lambda comes damped near singularities
+D_n = 2 zeta sqrt(K_n d) per joint, d the joint's reference inertia (gains.py), with K_n capped
+at d w^2.
+Bandwidth bound: the task-space modes of Lambda x'' = -K x - D x' have frequencies
+omega_k = 1 / sqrt(s_k), s_k the eigenvalues of K^-1/2 Lambda K^-1/2 (the ones D is built from).
+A light direction (a wrist's rotation, a pose near a singularity) makes omega_k far faster than
+the loop can follow at its state period and delay, so K is scaled per state by
+    sigma = min(1, w^2 s_min)        (and D by sqrt(sigma): the same damping ratio)
+with w the default gains' discrete-time design bandwidth (gains.design_bandwidth: 45 deg and a
+gain margin of 2 at expected_state_period and expected_delay; cartesian_stiffness is an upper
+bound), times the controller's feedback scale (age guard, oscillation). Lambda comes damped near singularities
 (dynamics.operational_space_inertia), so nothing here divides by a vanishing number.
 f_d is the wrench the arm adds at the end effector: [force; torque] in world axes at the link
 origin (geometry_msgs/Wrench order), ramped in over WRENCH_RAMP_TIME by the minimum-jerk profile.
@@ -33,7 +42,7 @@ import numpy as np
 
 from rbd_control.dynamics import bias, frame_pose, operational_space_inertia
 
-from rbd_control.control.laws.gains import GainError, resolve_per_joint
+from rbd_control.control.laws.gains import GainError, resolve_per_joint, design_bandwidth
 from rbd_control.control.laws.joint import position_error
 from rbd_control.control.laws.pose import (PoseInterpolation, minimum_jerk, orientation_error,
                                            quat_from_matrix)
@@ -71,7 +80,7 @@ class CartesianImpedance:
     """Targets and law for one end-effector link. All vectors here are in model joint order."""
 
     def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
-                 nullspace_damping, nullspace_posture):
+                 nullspace_damping, nullspace_posture, max_bandwidth=math.inf):
         frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
         if model.link_body[ee_link] < 0:
             raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
@@ -82,6 +91,8 @@ class CartesianImpedance:
         # K^1/2_a K^1/2_b, for D (K > 0: ControllerConfig.check refuses anything else)
         self._K_root_outer = np.outer(np.sqrt(self.K), np.sqrt(self.K))
         self.zeta = float(damping_ratio)
+        self.max_bandwidth = float(max_bandwidth)       # w, rad/s (module doc)
+        self.stiffness_scale = 1.0                      # sigma of the last state
         self.max_translation, self.max_rotation = (float(x) for x in max_error)
         self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
         self.configured_posture = np.asarray(nullspace_posture, dtype=float)
@@ -129,8 +140,21 @@ class CartesianImpedance:
         K_outer = self._K_root_outer
         return (2.0 * self.zeta) * K_outer * sqrt_psd(Lambda / K_outer)
 
-    def torques(self, q, qd, now):
-        """(feedforward C qd + G, feedback J^T F + N tau_n), model order."""
+    def task_gains(self, Lambda, scale=1.0):
+        """(sigma K, sqrt(sigma) D): the stiffness and damping bounded by the bandwidth
+        scale * max_bandwidth (module doc)."""
+        K_outer = self._K_root_outer
+        s, V = np.linalg.eigh(Lambda / K_outer)
+        s = np.maximum(s, 0.0)
+        D = (2.0 * self.zeta) * K_outer * ((V * np.sqrt(s)) @ V.T)
+        w = scale * self.max_bandwidth
+        sigma = min(1.0, w * w * float(s[0])) if math.isfinite(w) else 1.0
+        self.stiffness_scale = sigma
+        return (self.K, D) if sigma == 1.0 else (sigma * self.K, math.sqrt(sigma) * D)
+
+    def torques(self, q, qd, now, scale=1.0):
+        """(feedforward C qd + G, feedback J^T F + N tau_n), model order. scale: the
+        controller's bandwidth scale (age guard, oscillation)."""
         ops = operational_space_inertia(self.model, q, self.ee_link)
         J, Lambda = ops.J, ops.Lambda
         T = frame_pose(self.model, q, self.ee_link)
@@ -141,9 +165,11 @@ class CartesianImpedance:
         e_o = clip_norm(orientation_error(q_d, quat), self.max_rotation)
         e = np.concatenate([e_o, e_p])
         f_d = self.wrench(now)
-        F = self.K * e - self.damping_matrix(Lambda) @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
+        K, D = self.task_gains(Lambda, scale)
+        F = K * e - D @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
         # J^T F + N tau_n = J^T (F - Jbar^T tau_n) + tau_n,  Jbar^T = Lambda J H^-1
-        tau_n = self.K_n * position_error(self.posture, q, self.continuous) - self.D_n * qd
+        K_n, D_n = (self.K_n, self.D_n) if scale == 1.0 else (scale * scale * self.K_n, scale * self.D_n)
+        tau_n = K_n * position_error(self.posture, q, self.continuous) - D_n * qd
         feedback = J.T @ (F - Lambda @ (ops.Hinv_JT.T @ tau_n)) + tau_n
         self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, e[TWIST_TO_CONFIG_ORDER],
                                    f_d, ops.damping)
@@ -176,8 +202,15 @@ def from_config(model, config, joint_map, reference_inertia):
     inertia = joint_map.put(reference_inertia, fill=1.0)
     zeta = config.cartesian_damping_ratio
     try:
+        w = design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
+                             float(zeta), float(config.bandwidth_hz)).omega
+    except GainError as exc:
+        raise ConfigError(str(exc)) from None
+    stiffness = np.minimum(stiffness, inertia * w * w)   # the joint's bandwidth bound too
+    try:
         return CartesianImpedance(
             model, config.ee_link, config.cartesian_stiffness, zeta, config.max_cartesian_error,
-            stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia), joint_map.put(posture, fill=np.nan))
+            stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia), joint_map.put(posture, fill=np.nan),
+            max_bandwidth=w)
     except ValueError as exc:   # InputError for an unknown link, or a link on the base
         raise ConfigError(f"ee_link: {exc}") from None

@@ -1,35 +1,71 @@
 """Per-joint gains, and defaults derived from the model so a new robot works untuned.
 
-Default rule (documented in the README):
+The default rule: a discrete-time design with a stated margin
+----------------------------------------------------------------
+A Python node on a busy computer answers joint states that arrive every T seconds (down to
+250 Hz) and its command reaches the drive tau seconds after the state it answers (up to 10 ms);
+the drive holds each command until the next one (zero-order hold). The rule sizes the gains
+for that loop, not for a continuous one: `expected_state_period` T (default 4 ms) and
+`expected_delay` tau (default 10 ms) are parameters (parameters.py).
 
-    h_i  = min over reference poses of H_ii(q)      (joint-space inertia diagonal, kg m^2)
-    w    = 2 pi * bandwidth_hz                      (default 8 Hz)
-    kp_i = h_i * w^2                                (N m / rad)
-    kd_i = 2 * damping_ratio * w * h_i              (N m s / rad, default damping_ratio 1)
-    ki_i = 0,  i_clamp_i = 0.2 * effort_limit_i
+1. Effective inertia. The controller closes a PD loop on every joint at once; at a frozen pose
+   q, with Kp = w^2 D and Kd = 2 zeta w D for one diagonal D > 0, the loop
+       H(q) e'' = -Kp e - Kd e'      (every command delayed and held alike)
+   decouples exactly into the modes of H^-1 D (proportional damping): mode k with eigenvalue
+   lambda_k is the unit-inertia loop x'' = -lambda_k (w^2 x + 2 zeta w x'). So the loop is as
+   stable as the unit loop scaled by lambda_max(H(q)^-1 D). The old rule took
+   D = min_q H_ii(q) (the joint alone, every other joint locked); with the other joints free a
+   joint feels 1/(H^-1)_ii <= H_ii (up to 7.8x lighter on the default arm's elbow), and the
+   coupled modes of the default arm reached lambda_max = 10.7, i.e. 3.3 x the 8 Hz design.
+   The new D:
+       m_i  = min over reference poses of 1 / (H(q)^-1)_ii    (every other joint free)
+       mu   = max over reference poses of lambda_max(D_m^1/2 H(q)^-1 D_m^1/2)   (>= 1)
+       d_i  = m_i / mu        i.e. the largest D of that shape with D <= H(q) (Loewner order)
+   at every reference pose, so lambda_max(H^-1 D) <= 1: no mode is faster than the unit loop
+   below. mu is taken per independent subtree of the base (H is block diagonal over them:
+   branch-induced sparsity, RBDA ch. 6), so a 3000-joint comb costs 100 blocks of 30.
+   The reference poses are the zero pose (clipped into the limits) plus 64 poses drawn
+   uniformly within the position limits with a fixed seed, so the rule is deterministic.
+   A joint moving a massless subtree (H singular) is regularised (H + 1e-12 max H_ii I) and
+   d_i is floored at a millionth of the largest d (INERTIA_FLOOR_FRACTION).
 
-A joint whose link inertia is h_i and which is driven by kp_i, kd_i behaves like a critically
-damped second-order system of bandwidth w. The reference poses are the zero pose (clipped into
-the limits) plus 64 poses drawn uniformly within the position limits with a fixed seed, so the
-rule is deterministic. Taking the *minimum* keeps the loop stable at a 1 kHz rate in the pose
-where the joint is lightest (the bandwidth there is w; elsewhere it is lower, never higher);
-feedforward_pd relies on the model term for tracking, not on high gains. h_i is floored at a
-millionth of the model's largest h_i (see INERTIA_FLOOR_FRACTION) for joints moving massless
-subtrees.
+2. The unit loop in discrete time. The plant x'' = u (unit inertia), the controller sampling
+   position and velocity every T and commanding u_k = -(kp q_k + kd v_k), the command acting
+   tau = n T + delta (0 <= delta < T) later and held for T. Exactly discretised (ZOH):
+       x_{k+1} = A x_k + B0 u_{k-n} + B1 u_{k-n-1},     A = [[1, T], [0, 1]],
+       B0 = [(T - delta)^2 / 2, T - delta],   B1 = [delta (T - delta / 2), delta]
+   (B1 is the part of the step still driven by the previous command). Its loop transfer
+       L(z) = [kp, kd] (z I - A)^-1 (B0 z^-n + B1 z^-n-1),     z = exp(j omega T)
+   gives the phase margin (180 deg + arg L where |L| = 1) and the gain margin (the largest g
+   with the closed loop under g [kp, kd] stable: spectral radius of the augmented state
+   matrix below 1, sampled_loop_matrix). With kp = w^2, kd = 2 zeta w the rule picks
+       w = the largest w <= 2 pi bandwidth_hz with  phase margin >= 45 deg  and
+           gain margin >= 2   (MIN_PHASE_MARGIN_DEG, MIN_GAIN_MARGIN)
+   by bisection (both margins shrink as w grows). bandwidth_hz (default 8 Hz) is thus an
+   upper bound: it decides only when T and tau are small. At the defaults (4 ms, 10 ms,
+   zeta 1) w = 2 pi 3.53 Hz (phase margin 45.0 deg, gain margin 2.8); at 1 ms and no delay the
+   8 Hz bound decides. At 1 kHz the 3.53 Hz loop loses stability near 28 ms of delay.
+   A mode with lambda < 1 sees the unit loop's gain scaled by lambda: its crossover moves to a
+   lower frequency, where the PD lead still exceeds the phase lost to T and tau, so it stays
+   stable with gain margin >= 2 / lambda (its damping ratio is zeta sqrt(lambda)).
 
-computed_torque multiplies its feedback by H(q), so it needs acceleration gains; it uses
-kp_i / h_i and kd_i / h_i, i.e. exactly w^2 and 2 zeta w with the default gains, at every pose.
-One set of torque gains (JTC's `gains.<joint>.p/d/i`) therefore serves every mode.
+3. The gains:
+       kp_i = d_i w^2,   kd_i = 2 zeta d_i w,   ki_i = 0,   i_clamp_i = 0.2 effort_limit_i
+   computed_torque multiplies its feedback by H(q), so every joint is exactly the unit loop;
+   its acceleration gains are kp_i / d_i = w^2 and kd_i / d_i = 2 zeta w, the same discrete
+   rule with unit inertia. One set of torque gains (JTC's `gains.<joint>.p/d/i`) therefore
+   serves every mode; a user's kp/kd override the rule per joint.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
 import numpy as np
 
-from rbd_control.dynamics import crba_diagonal_batch
+from rbd_control.dynamics import crba
 
 from rbd_control.control.errors import GainError, brief
 from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO, MAX_KD, MAX_KP
@@ -37,24 +73,43 @@ from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO, MAX_K
 __all__ = [
     "DEFAULT_BANDWIDTH_HZ",
     "DEFAULT_DAMPING_RATIO",
+    "DEFAULT_EXPECTED_STATE_PERIOD",
+    "DEFAULT_EXPECTED_DELAY",
+    "MIN_PHASE_MARGIN_DEG",
+    "MIN_GAIN_MARGIN",
     "Gains",
     "GainError",
+    "LoopDesign",
     "reference_inertia",
     "default_gains",
+    "design_bandwidth",
+    "loop_margins",
+    "sampled_loop_matrix",
     "resolve_per_joint",
 ]
 
 DEFAULT_BANDWIDTH_HZ = 8.0
 DEFAULT_DAMPING_RATIO = 1.0
+# the loop the defaults are designed for (the parameter table's defaults; parameters.py)
+DEFAULT_EXPECTED_STATE_PERIOD = 0.004
+DEFAULT_EXPECTED_DELAY = 0.010
+MIN_PHASE_MARGIN_DEG = 45.0
+MIN_GAIN_MARGIN = 2.0
 DEFAULT_I_CLAMP_FRACTION = 0.2
 REFERENCE_POSE_COUNT = 64
 REFERENCE_POSE_SEED = 20260520
-# Floor on h_i, so that a joint moving a massless subtree (Model.warnings names it; H_ii = 0)
+# Floor on d_i, so that a joint moving a massless subtree (Model.warnings names it; H_ii = 0)
 # gets small finite gains instead of zero gains and an infinite acceleration gain: a fraction
-# of the model's largest h (relative, so a hand's 1e-6 kg m^2 fingertips are not lifted while a
-# humanoid's massless finger gets ~1e-5), and an absolute floor for a model without any mass.
+# of the model's largest inertia (relative, so a hand's 1e-6 kg m^2 fingertips are not lifted
+# while a humanoid's massless finger gets ~1e-5), and an absolute floor for a massless model.
 INERTIA_FLOOR_FRACTION = 1e-6
 MIN_REFERENCE_INERTIA = 1e-12
+# added to H's diagonal (relative to its largest entry) so that a massless subtree's singular H
+# can be inverted; far below any real joint's inertia (it moves d_i by < 1e-6 on the default arm)
+REGULARISATION = 1e-12
+# frequency grid of the phase margin: log-spaced up to the Nyquist frequency pi / T
+_FREQUENCY_POINTS = 4000
+_BISECTION_STEPS = 48
 
 GainValue = Union[None, float, Sequence[float], Mapping[str, float]]
 
@@ -67,7 +122,7 @@ class Gains:
     kd: np.ndarray
     ki: np.ndarray
     i_clamp: np.ndarray
-    reference_inertia: np.ndarray   # h_i used to convert to acceleration gains
+    reference_inertia: np.ndarray   # d_i used to convert to acceleration gains
 
     @property
     def kp_acc(self) -> np.ndarray:
@@ -76,6 +131,22 @@ class Gains:
     @property
     def kd_acc(self) -> np.ndarray:
         return self.kd / self.reference_inertia
+
+
+@dataclass(frozen=True)
+class LoopDesign:
+    """The unit loop the rule chose: w (rad/s), its margins, and the loop it is designed for."""
+
+    omega: float
+    damping_ratio: float
+    period: float
+    delay: float
+    phase_margin_deg: float
+    gain_margin: float
+
+    @property
+    def bandwidth_hz(self) -> float:
+        return self.omega / (2.0 * math.pi)
 
 
 def reference_poses(model) -> np.ndarray:
@@ -89,31 +160,176 @@ def reference_poses(model) -> np.ndarray:
     return np.vstack([zero_pose, random_poses])
 
 
-def reference_inertia(model) -> np.ndarray:
-    """h_i = min over the reference poses of H_ii(q), floored at
-    max(INERTIA_FLOOR_FRACTION * max_j h_j, MIN_REFERENCE_INERTIA).
+def subtrees(model) -> list:
+    """Joint indices of each subtree hanging from the fixed base: H is block diagonal over
+    them (H_ij = 0 unless i, j lie on one branch: branch-induced sparsity, RBDA ch. 6)."""
+    parent = np.asarray(model.parent, dtype=int)
+    root = np.arange(model.nq)
+    for i in range(model.nq):          # parent[i] < i: the parent's root is known already
+        if parent[i] >= 0:
+            root[i] = root[parent[i]]
+    return [np.flatnonzero(root == r) for r in np.unique(root)]
 
-    Only the diagonal of H is computed (O(nq) per pose, not the nq x nq matrix), so this is
-    cheap for robots with thousands of joints."""
-    h = crba_diagonal_batch(model, reference_poses(model)).min(axis=0)
-    return np.maximum(h, max(INERTIA_FLOOR_FRACTION * float(np.max(h)), MIN_REFERENCE_INERTIA))
+
+def reference_inertia(model) -> np.ndarray:
+    """d_i = m_i / mu (module doc, step 1): the effective inertia of each joint with the others
+    free, minimised over the reference poses, scaled so that D <= H(q) at every one of them."""
+    poses = reference_poses(model)
+    blocks = subtrees(model)
+    inverses = []                       # per pose, per subtree: (H_block + eps I)^-1
+    for q in poses:
+        H = crba(model, q)
+        eps = max(REGULARISATION * float(np.max(np.diag(H))), MIN_REFERENCE_INERTIA)
+        inverses.append([np.linalg.inv(H[np.ix_(b, b)] + eps * np.eye(b.size)) for b in blocks])
+    m = np.zeros(model.nq)
+    for b_index, b in enumerate(blocks):
+        diagonals = np.array([np.diag(inv[b_index]) for inv in inverses])
+        m_b = 1.0 / diagonals.max(axis=0)
+        root_m = np.sqrt(m_b)
+        mu = max(float(np.linalg.eigvalsh(root_m[:, None] * inv[b_index] * root_m[None, :])[-1])
+                 for inv in inverses)
+        m[b] = m_b / max(mu, 1.0)
+    return np.maximum(m, max(INERTIA_FLOOR_FRACTION * float(np.max(m)), MIN_REFERENCE_INERTIA))
+
+
+def sampled_loop_matrix(kp, kd, period, delay) -> np.ndarray:
+    """The closed unit loop of the module doc (step 2) as x_{k+1} = Phi x_k on the state
+    [q, v, u_{k-1}, ..., u_{k-n-1}]; stable iff every eigenvalue of Phi lies inside the unit
+    circle."""
+    n, delta = _split_delay(period, delay)
+    A, B0, B1 = _discretised(period, delta)
+    past = n + 1                         # u_{k-1} .. u_{k-n-1}
+    size = 2 + past
+    K = np.zeros(size)
+    K[:2] = (kp, kd)
+
+    def u(j):                            # u_{k-j} as a row on the state
+        if j == 0:
+            return -K
+        row = np.zeros(size)
+        row[2 + j - 1] = 1.0
+        return row
+
+    Phi = np.zeros((size, size))
+    Phi[:2, :2] = A
+    Phi[:2] += np.outer(B0, u(n)) + np.outer(B1, u(n + 1))
+    Phi[2] = -K
+    for i in range(1, past):
+        Phi[2 + i, 2 + i - 1] = 1.0
+    return Phi
+
+
+def _split_delay(period, delay):
+    """delay = n T + delta, 0 <= delta < T (a hair of rounding counts as a whole period)."""
+    n = int(math.floor(delay / period + 1e-9))
+    delta = max(delay - n * period, 0.0)
+    if delta < 1e-9 * period:
+        delta = 0.0
+    return n, delta
+
+
+def _discretised(T, delta):
+    A = np.array([[1.0, T], [0.0, 1.0]])
+    B0 = np.array([(T - delta) ** 2 / 2.0, T - delta])
+    B1 = np.array([delta * (T - delta / 2.0), delta])
+    return A, B0, B1
+
+
+def _stable(kp, kd, period, delay) -> bool:
+    Phi = sampled_loop_matrix(kp, kd, period, delay)
+    return float(np.max(np.abs(np.linalg.eigvals(Phi)))) < 1.0
+
+
+def _phase_margin_deg(kp, kd, period, delay) -> float:
+    """180 deg + arg L(exp(j omega T)) at the gain crossover (the smallest over crossovers)."""
+    n, delta = _split_delay(period, delay)
+    _, B0, B1 = _discretised(period, delta)
+    omega = np.geomspace(1e-3 / period, math.pi / period, _FREQUENCY_POINTS)
+    z = np.exp(1j * omega * period)
+    b = B0[:, None] * z ** -n + B1[:, None] * z ** (-n - 1)
+    # (z I - A)^-1 b for A = [[1, T], [0, 1]]
+    c_v = b[1] / (z - 1.0)
+    c_q = b[0] / (z - 1.0) + period * b[1] / (z - 1.0) ** 2
+    L = kp * c_q + kd * c_v
+    phase = np.unwrap(np.angle(L))
+    phase -= 2.0 * math.pi * np.round((phase[0] + math.pi) / (2.0 * math.pi))  # ~ -pi at omega -> 0
+    magnitude = np.abs(L)
+    crossings = np.flatnonzero((magnitude[:-1] >= 1.0) & (magnitude[1:] < 1.0))
+    if crossings.size == 0:
+        return 180.0 if magnitude[-1] < 1.0 else -180.0
+    return float(min(180.0 + math.degrees(phase[i]) for i in crossings))
+
+
+def loop_margins(kp, kd, period, delay) -> tuple:
+    """(phase margin in degrees, gain margin) of the unit loop with gains kp (1/s^2), kd (1/s)
+    sampled every `period` with `delay` from state to command (module doc, step 2). The gain
+    margin is the largest g with g (kp, kd) stable (0 if unstable as given; capped at 1e3)."""
+    if not _stable(kp, kd, period, delay):
+        return _phase_margin_deg(kp, kd, period, delay), 0.0
+    low, high = 1.0, 2.0
+    while _stable(high * kp, high * kd, period, delay):
+        low, high = high, 2.0 * high
+        if high > 1e3:
+            return _phase_margin_deg(kp, kd, period, delay), math.inf
+    for _ in range(30):
+        middle = 0.5 * (low + high)
+        stable = _stable(middle * kp, middle * kd, period, delay)
+        low, high = (middle, high) if stable else (low, middle)
+    return _phase_margin_deg(kp, kd, period, delay), low
+
+
+@functools.lru_cache(maxsize=64)
+def design_bandwidth(period=DEFAULT_EXPECTED_STATE_PERIOD, delay=DEFAULT_EXPECTED_DELAY,
+                     damping_ratio=DEFAULT_DAMPING_RATIO,
+                     max_bandwidth_hz=DEFAULT_BANDWIDTH_HZ) -> LoopDesign:
+    """The largest w <= 2 pi max_bandwidth_hz whose unit loop (kp = w^2, kd = 2 zeta w) keeps
+    a phase margin >= MIN_PHASE_MARGIN_DEG and a gain margin >= MIN_GAIN_MARGIN when sampled
+    every `period` with `delay` (module doc, step 2)."""
+    if not (period > 0 and math.isfinite(period)):
+        raise GainError(f"expected_state_period must be a positive number of seconds, "
+                        f"got {period!r}")
+    if not (delay >= 0 and math.isfinite(delay)):
+        raise GainError(f"expected_delay must be a number of seconds >= 0, got {delay!r}")
+
+    def meets(w):
+        kp, kd = w * w, 2.0 * damping_ratio * w
+        return (_stable(kp, kd, period, delay)
+                and _stable(MIN_GAIN_MARGIN * kp, MIN_GAIN_MARGIN * kd, period, delay)
+                and _phase_margin_deg(kp, kd, period, delay) >= MIN_PHASE_MARGIN_DEG)
+
+    w = 2.0 * math.pi * max_bandwidth_hz
+    if not meets(w):
+        low, high = 0.0, w
+        for _ in range(_BISECTION_STEPS):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if meets(middle) else (low, middle)
+        w = low
+    if not w > 0.0:
+        raise GainError(f"no default gains keep the stated margins with a state period of "
+                        f"{period:g} s and a delay of {delay:g} s")
+    pm, gm = loop_margins(w * w, 2.0 * damping_ratio * w, period, delay)
+    return LoopDesign(w, damping_ratio, period, delay, pm, gm)
 
 
 def default_gains(model, command_index, effort_limit, *, bandwidth_hz=DEFAULT_BANDWIDTH_HZ,
-                  damping_ratio=DEFAULT_DAMPING_RATIO) -> Gains:
+                  damping_ratio=DEFAULT_DAMPING_RATIO,
+                  expected_state_period=DEFAULT_EXPECTED_STATE_PERIOD,
+                  expected_delay=DEFAULT_EXPECTED_DELAY) -> Gains:
     """Gains for the joints model.joint_names[command_index] by the rule above."""
     if not (0 < bandwidth_hz <= MAX_BANDWIDTH_HZ):
         raise GainError(f"bandwidth_hz must be in (0, {MAX_BANDWIDTH_HZ:g}], got {bandwidth_hz!r}")
     if not (0 < damping_ratio <= MAX_DAMPING_RATIO):
         raise GainError(f"damping_ratio must be in (0, {MAX_DAMPING_RATIO:g}], got {damping_ratio!r}")
-    h = reference_inertia(model)[np.asarray(command_index)]
-    omega = 2.0 * math.pi * bandwidth_hz
+    design = design_bandwidth(float(expected_state_period), float(expected_delay),
+                              float(damping_ratio), float(bandwidth_hz))
+    d = reference_inertia(model)[np.asarray(command_index)]
+    omega = design.omega
     return Gains(
-        kp=np.minimum(h * omega**2, MAX_KP),     # binds only above h ~ 4e6 kg m^2
-        kd=np.minimum(2.0 * damping_ratio * omega * h, MAX_KD),
-        ki=np.zeros_like(h),
+        kp=np.minimum(d * omega**2, MAX_KP),     # binds only above d ~ 4e6 kg m^2
+        kd=np.minimum(2.0 * damping_ratio * omega * d, MAX_KD),
+        ki=np.zeros_like(d),
         i_clamp=DEFAULT_I_CLAMP_FRACTION * np.asarray(effort_limit, dtype=float),
-        reference_inertia=h,
+        reference_inertia=d,
     )
 
 

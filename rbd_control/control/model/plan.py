@@ -2,7 +2,10 @@
 ControllerConfig without touching a running controller: the command <-> model joint map, the
 effort limits, the gains (defaults, then the config's overrides), the gravity-compensation
 damping, the positions of joints nobody measures, the friction compensation and the
-cartesian_impedance law. Raises ConfigError with the reason. No rclpy.
+cartesian_impedance law; and the corrections applied on top of the URDF: joint friction
+compensation (dynamics/friction.py; the URDF's <dynamics> by default, identified values on top)
+and a rigid payload on a link (dynamics/inertial_parameters.py with_payload). Raises
+ConfigError with the reason. No rclpy.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from rbd_control.dynamics.inertial_parameters import with_payload
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.bounds import MAX_PLAUSIBLE_POSITION, finite
 
-__all__ = ["plan_model", "plan_gains", "friction_compensation", "carrying_payload"]
+__all__ = ["plan_model", "plan_gains", "friction_compensation", "urdf_friction", "carrying_payload"]
 
 
 def plan_model(model, config, warnings) -> ModelPlan:
@@ -37,16 +40,19 @@ def plan_model(model, config, warnings) -> ModelPlan:
     law = cartesian.from_config(model, config, joint_map, gains.reference_inertia)
     return ModelPlan(model, joint_map, effort_limit, gains, damping,
                      _fixed_positions(model, config, warnings),
-                     friction_compensation(model, config.friction, config.friction_epsilon),
+                     friction_compensation(model, config.friction, config.friction_epsilon,
+                                           config.use_urdf_friction),
                      cartesian=law)
 
 
 def plan_gains(model, joint_map, effort_limit, config):
-    """The model's default gains (gains.py: the bandwidth rule on its inertia) for the joints
+    """The model's default gains (gains.py: the discrete-time rule on its inertia) for the joints
     of joint_map, with the config's overrides on top."""
     try:
         base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=config.bandwidth_hz,
-                             damping_ratio=config.damping_ratio)
+                             damping_ratio=config.damping_ratio,
+                             expected_state_period=config.expected_state_period,
+                             expected_delay=config.expected_delay)
     except ControlError:
         raise
     except RbdError as exc:  # the dynamics refused the model's reference poses
@@ -83,13 +89,28 @@ def _effort_limits(model, joint_map, config):
             "one (set effort_limit in the controller config to override)")
     return limits
 
-def friction_compensation(model, friction, epsilon) -> Friction:
-    """{joint: {"viscous": b, "coulomb": f_c}} (joints not named get none) as a Friction in
-    model order."""
+def friction_compensation(model, friction, epsilon, use_urdf=True) -> Friction:
+    """{joint: {"viscous": b, "coulomb": f_c}} as a Friction in model order. Joints not named
+    get the URDF's <dynamics damping friction> (viscous, Coulomb) with use_urdf, else none: the
+    URDF's losses enter the feedforward the way its masses do, and identified (nonzero) values
+    replace them joint by joint."""
+    values = urdf_friction(model) if use_urdf else {}
+    # zero is the friction.* parameters' unset value: it keeps the URDF's (use_urdf off
+    # drops those)
+    values.update({joint: given for joint, given in (friction or {}).items()
+                   if not isinstance(given, dict) or any(given.values())})
     try:
-        return Friction.from_dict(model.joint_names, friction or {}, epsilon)
+        return Friction.from_dict(model.joint_names, values, epsilon)
     except (RbdError, AttributeError, TypeError) as exc:
         raise ConfigError(f"friction: {exc}") from None
+
+
+def urdf_friction(model) -> dict:
+    """{joint: {"viscous": damping, "coulomb": friction}} of the joints whose URDF declares
+    nonzero <dynamics damping friction>."""
+    return {joint: {"viscous": float(b), "coulomb": float(c)}
+            for joint, b, c in zip(model.joint_names, model.damping, model.friction)
+            if b > 0.0 or c > 0.0}
 
 
 def carrying_payload(bare_model, link, mass, com, inertia):

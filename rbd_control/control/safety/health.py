@@ -11,7 +11,10 @@ preallocated ring of samples: nothing is allocated per state), counters since st
 the joints clamped within the window, the model's load warnings, and one level:
 
   ERROR  states stopped (watchdog tripped), or p99 age / p99 compute above its error threshold
-  WARN   the age guard softens the gains, p99 age / p99 compute above its warn threshold,
+  ERROR  also: an oscillation made the controller abort its trajectory and hold (until the gains
+         or the model change)
+  WARN   the age guard or an oscillation softens the gains, p99 age / p99 compute above its
+         warn threshold,
          states were coalesced or efforts clamped within the window, or the model has warnings
   OK     otherwise
 
@@ -120,7 +123,8 @@ class LoopHealth:
 
     # --- reporting (about once a second) ------------------------------------------------
 
-    def report(self, now: float, model_warnings=(), guard=None) -> HealthReport:
+    def report(self, now: float, model_warnings=(), guard=None, oscillation=None) -> HealthReport:
+        """guard: the controller's AgeGuard; oscillation: its OscillationDetector."""
         t = self.thresholds
         recent = self._time > now - t.window
         ages = self._age[recent]
@@ -139,6 +143,8 @@ class LoopHealth:
         if guard is not None and guard.engaged:
             warnings.append(f"states late: gains softened to {guard.scale:.2f} of bandwidth"
                             + ("; overload, trajectory aborted" if guard.overloaded else ""))
+        if oscillation is not None and oscillation.scale < 1.0:
+            (errors if oscillation.held else warnings).append(f"oscillation: {oscillation.reason}")
         if coalescing:
             warnings.append("states coalesced (controller behind)")
         if clamped:
@@ -165,6 +171,12 @@ class LoopHealth:
                 ("age guard events", str(guard.events)),
                 ("age guard overloads", str(guard.overloads)),
                 ("gain scale", f"{guard.scale:.3f}"),
+            ]
+        if oscillation is not None:
+            values += [
+                ("oscillations", str(oscillation.detections)),
+                ("oscillation holds", str(oscillation.holds)),
+                ("oscillation gain scale", f"{oscillation.scale:.3f}"),
             ]
         values.append(("model warnings", str(len(model_warnings))))
         values += [(f"model warning {i + 1}", str(w)) for i, w in enumerate(model_warnings)]

@@ -61,6 +61,8 @@ from rbd_control.control import ConfigError, Controller, ControllerConfig
 from rbd_control.control.model.prepass import DescriptionPrepass
 from rbd_control.control.model.source import ModelRefused, ModelSource
 from rbd_control.control.safety.health import HealthThresholds, LoopHealth
+from rbd_control.control.safety.oscillation import (FIELDS as OSCILLATION_FIELDS,
+                                                    OscillationThresholds)
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, fixed_positions
 from rbd_control.ros.controller import trajectory_action
 from rbd_control.ros.controller.cartesian import CartesianTopics, cartesian_config
@@ -150,6 +152,11 @@ class ControllerNode(Node):
             fixed_positions=fixed_positions(value_('fixed_positions')),
             allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
             max_state_age=value_('max_state_age'), contact=contact_config(value_),
+            bandwidth_hz=value_('bandwidth_hz'), damping_ratio=value_('damping_ratio'),
+            expected_state_period=value_('expected_state_period'),
+            expected_delay=value_('expected_delay'), use_urdf_friction=value_('use_urdf_friction'),
+            oscillation=OscillationThresholds(**{
+                field: value_(f'oscillation.{field}') for field in OSCILLATION_FIELDS}),
             **cartesian_config(value_))
 
     def _loop_health(self):
@@ -165,7 +172,8 @@ class ControllerNode(Node):
         """(HealthReport, robot name) for /diagnostics."""
         guard = self._controller.age_guard if self._controller is not None else None
         name = self._controller.model.name if self._controller is not None else ''
-        return self._health.report(time.monotonic(), self._model_warnings, guard), name
+        oscillation = self._controller.oscillation if self._controller is not None else None
+        return self._health.report(time.monotonic(), self._model_warnings, guard, oscillation), name
 
     # ------------------------------------------------------------------ model
 
