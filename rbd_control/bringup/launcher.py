@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, Bringup, BringupConfig,
-                                           find_config_file)
+from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, EXCITATION_BANDWIDTH,
+                                           Bringup, BringupConfig, find_config_file)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.params.controller import MODES
@@ -145,19 +145,8 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
         controller_params_files=list(args.params_file),
         plant_urdf=plant,
         log_dir=args.log_dir,
-        extra_controller_parameters=loop_parameters(args),
+        extra_controller_parameters=dict(EXCITATION_BANDWIDTH) if args.excite else {},
     )
-
-
-def loop_parameters(args) -> dict:
-    """In lock step the loop is known: a state every physics step (1 ms), its command acting
-    over the next one; the controller designs its default gains for that loop (gains.py), not
-    for the busy 250 Hz / 10 ms default. An excitation drags the joints through friction the
-    model does not know: it takes the stiffest gains that loop's margins allow."""
-    if not args.lockstep:
-        return {}
-    loop = {"expected_state_period": 0.001, "expected_delay": 0.001}
-    return {**loop, "bandwidth_hz": 30.0} if args.excite else loop
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,6 +35,20 @@ CONFIG_FILE = "config/arm_controller.yaml"
 # --- configuration ------------------------------------------------------------------
 
 
+# In lock step the loop is known: a state every physics step (1 ms), its command acting over
+# the next one. The controller designs its default gains for that loop (laws/gains.py), not for
+# the busy 250 Hz / 10 ms of its defaults.
+LOCKSTEP_LOOP = {"expected_state_period": 0.001, "expected_delay": 0.001}
+# An excitation drags the joints through friction the model does not know: it takes the
+# stiffest gains that loop's margins allow.
+EXCITATION_BANDWIDTH = {"bandwidth_hz": 30.0}
+
+
+def lockstep_loop(lockstep: bool) -> dict:
+    """The controller parameters of a lock-step loop (none in real time)."""
+    return dict(LOCKSTEP_LOOP) if lockstep else {}
+
+
 def find_config_file(relative: str = CONFIG_FILE) -> Path:
     """config/… from the installed share/rbd_control, else from the source checkout."""
     try:
@@ -188,7 +202,8 @@ class Bringup:
 
     def start_controller(self) -> NodeProcess:
         # The same YAML arm.launch.py gives rbd_controller, then the launch arguments on top.
-        overrides = {"use_sim_time": True, **self.config.extra_controller_parameters}
+        overrides = {"use_sim_time": True, **lockstep_loop(self.config.lockstep),
+                     **self.config.extra_controller_parameters}
         if self.config.mode:
             overrides["mode"] = self.config.mode
         params = _write_params(self.log_dir / "controller_overrides.yaml", CONTROLLER_NODE, overrides)

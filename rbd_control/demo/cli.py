@@ -30,7 +30,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="rbd_demo", description=DEMO_DOC.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=Path("demo_output"), help="plots go here")
     parser.add_argument(
-        "--real-time",
+        "--realtime", "--real-time", dest="real_time",
         action="store_true",
         help="simulator paced by the wall clock, not lockstep (needs a core free for each node; "
         "on a busy machine the controller falls behind and the loop degrades)",

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_control.bringup.processes import Bringup, BringupConfig
+from rbd_control.bringup.processes import EXCITATION_BANDWIDTH, Bringup, BringupConfig
 from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_PAYLOAD, perturbed_urdf,
                                     true_friction_parameters, validation_waypoints)
 from rbd_control.demo.record import Series
@@ -154,6 +154,7 @@ class IdentificationPhase:
             plant_urdf=self.plant, extra_simulator_parameters=simulator,
             controller_params_files=list(params_files),
             extra_controller_parameters={**self.base.extra_controller_parameters,
+                                         **(EXCITATION_BANDWIDTH if name == "excitation" else {}),
                                          "state_timeout": STATE_TIMEOUT_S, **(parameters or {})},
             log_dir=self.base.log_dir / f"identification_{name}" if self.base.log_dir else None)
         return _Run(self, Bringup(config))
