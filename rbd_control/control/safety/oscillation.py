@@ -43,6 +43,9 @@ SOFTEN, HOLD = "soften", "hold"
 FIELDS = ("frequency", "velocity", "cycles", "energy_growth", "soften")   # oscillation.<field>
 ENERGY_WINDOW = 0.2          # s
 ENERGY_WINDOWS = 5           # growing windows in a row
+# a swing counts as fast above this multiple of the loop's natural frequency (or above
+# oscillation.frequency, whichever is higher)
+ABOVE_NATURAL = 1.5
 MIN_SCALE = 1e-3             # the feedback never softens below this (keeps a restoring term)
 MIN_SWINGS = 4               # swings beyond +-velocity while the energy grows: it oscillates
 
@@ -104,14 +107,23 @@ class OscillationDetector:
         still: the desired state does not move (holding a pose)."""
         if not self.enabled:
             return None
-        found = self._fast_swings(now, np.asarray(velocity_error, dtype=float))
+        found = self._fast_swings(now, np.asarray(velocity_error, dtype=float),
+                                  self._swing_frequency(inertia, kp))
         if found is None and still and self.thresholds.energy_growth > 0.0:
             found = self._energy_grows(now, velocity_error, error, inertia, kp)
         elif not still:
             self._window_start = None
         return None if found is None else self._answer(now, found)
 
-    def _fast_swings(self, now, ev):
+    def _swing_frequency(self, inertia, kp):
+        """Per joint, the swing frequency above which a swing is fast: oscillation.frequency,
+        or above the loop's own natural frequency sqrt(Kp/d) / 2 pi where the gains in force
+        are stiffer than the default design (a 30 Hz excitation loop rings well damped at
+        30 Hz; an unstable loop oscillates at its phase crossover, above it)."""
+        natural_hz = np.sqrt(np.asarray(kp, dtype=float) / np.asarray(inertia, dtype=float))
+        return np.maximum(self.thresholds.frequency, ABOVE_NATURAL * natural_hz / (2.0 * np.pi))
+
+    def _fast_swings(self, now, ev, frequency):
         t = self.thresholds
         swing = np.where(ev > t.velocity, 1.0, np.where(ev < -t.velocity, -1.0, 0.0))
         changed = (swing != 0.0) & (swing != self._sign)
@@ -119,7 +131,7 @@ class OscillationDetector:
             return None
         self._swings += int(np.count_nonzero(changed & (self._sign != 0.0)))
         half_period = now - self._swing_time
-        fast = changed & (self._sign != 0.0) & (half_period < 0.5 / t.frequency)
+        fast = changed & (self._sign != 0.0) & (half_period < 0.5 / frequency)
         self._fast = np.where(changed, np.where(fast, self._fast + 1.0, 0.0), self._fast)
         self._sign = np.where(changed, swing, self._sign)
         self._swing_time = np.where(changed, now, self._swing_time)
@@ -128,7 +140,7 @@ class OscillationDetector:
             return None
         self._fast[:] = 0.0
         return (f"{self.joint_names[worst]} oscillates: velocity error swinging beyond "
-                f"+-{t.velocity:g} rad/s faster than {t.frequency:g} Hz")
+                f"+-{t.velocity:g} rad/s faster than {frequency[worst]:.3g} Hz")
 
     def _energy_grows(self, now, ev, error, inertia, kp):
         energy = 0.5 * float(np.dot(inertia, np.square(ev)) + np.dot(kp, np.square(error)))
