@@ -117,6 +117,7 @@ class ControllerNode(Node):
         # joint_states -> command_topic; its StateLoop is started by run.spin_node
         self._states = StatePath(self, self._value('command_topic'))
         self.state_loop = self._states.loop
+        self._inputs.start_keepalive()   # its watchdog publishes through the state path
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self._value('diagnostics_period') > 0:
