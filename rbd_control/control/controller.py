@@ -87,7 +87,8 @@ class Controller(GoalInputs):
     def prepare_model(self, model) -> ModelPlan:
         """Check a model against the config and build what the controller needs of it.
         Pure: the controller is unchanged. Raises ConfigError with the reason."""
-        return plan_model(model, self.config, self.warnings)
+        # the running mode, not the start-up one: cartesian_impedance needs the ee_link
+        return plan_model(model, self.config, self.warnings, getattr(self, "mode", None))
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
@@ -111,6 +112,11 @@ class Controller(GoalInputs):
         self._set_gain_arrays(gains)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
+        if self.mode == "cartesian_impedance" and plan.cartesian is None:
+            # prepared while another mode ran (prepare_model refuses it otherwise)
+            self.mode = "gravity_compensation"
+            self.warnings.warn("cartesian_lost", "the new model has no ee_link: mode "
+                               "cartesian_impedance left for gravity_compensation")
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
@@ -138,6 +144,10 @@ class Controller(GoalInputs):
         self._set_gain_arrays(self._gain_table.carried_over(defaults, self._joint_names))
         self._integral.value = integral
         self.model = model
+
+    def check_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
+        """Raise ConfigError unless set_payload would take these (pure: nothing changes)."""
+        carrying_payload(self._bare_model, link, mass, com, inertia)
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
@@ -281,8 +291,8 @@ class Controller(GoalInputs):
     def _impedance(self, now, q, qd):
         law = self._cartesian
         if self._tripped is not None or not law.active:   # first state, or after a stale gap
-            law.activate(q, now)
-        ff, fb = law.torques(q, qd, now)
+            law.activate(self.model, q, now)
+        ff, fb = law.torques(self.model, q, qd, now)   # the model with the payload, as every law
         take, n = self._map.take, len(self._map)
         posture, q_c = take(law.posture), take(q)
         error = laws.position_error(posture, q_c, self._wrap_commanded)

@@ -36,3 +36,91 @@ def test_the_keepalive_survives_a_start_up_where_it_runs_before_the_state_path(s
     log = process.log()
     assert 'Traceback' not in log and 'Error' not in log, log
     assert process.alive()
+
+
+class Rig:
+    """The node on the default arm (ee_link tool0), answering states at HOLD one at a time."""
+
+    def __init__(self, spawn_node, ros_node, **parameters):
+        from builtin_interfaces.msg import Time
+        self.ros, self.Time = ros_node, Time
+        # max_state_age 0: the oracle is fed no state ages
+        self.process = spawn_node(MODULE, {'robot_description': URDF, 'state_timeout': 5.0,
+                                           'max_state_age': 0.0, 'ee_link': 'tool0',
+                                           'mode': 'gravity_compensation', **parameters})
+        self.process.wait_for_log("model 'rbd_arm'", timeout=60)
+        self.states = ros_node.node.create_publisher(helpers.JointState, 'joint_states', 10)
+        self.commands = ros_node.collect(Float64MultiArray, COMMANDS, helpers.RELIABLE_DEEP)
+        ros_node.wait_for_subscribers(self.states)
+        ros_node.wait_for_publishers(COMMANDS)
+        while not self.commands:
+            self.states.publish(self.state(0.0))
+            ros_node.spin_for(0.1)
+
+    def state(self, t):
+        return helpers.joint_state(JOINTS, HOLD, np.zeros(6),
+                                   self.Time(sec=int(t), nanosec=int(round((t % 1) * 1e9))))
+
+    def exchange(self, t):
+        before = len(self.commands)
+        self.states.publish(self.state(t))
+        self.ros.wait_for(lambda: len(self.commands) > before, 10.0, 'a command')
+        tau = np.array(self.commands[-1].data)
+        assert np.all(np.isfinite(tau)) and np.all(np.abs(tau) <= LIMITS), tau
+        return tau
+
+    def set(self, **values):
+        values = {name.replace('__', '.'): value for name, value in values.items()}
+        return helpers.set_parameters(self.ros, NODE, values)
+
+
+def payload_msg(link, mass, com_z=0.0):
+    msg = InertiaStamped()
+    msg.header.frame_id = link
+    msg.inertia.m, msg.inertia.com.z = mass, com_z
+    return msg
+
+
+def gravity_with_payload(link, mass, com):
+    from rbd_control.control import Controller, ControllerConfig
+    controller = Controller(MODEL, ControllerConfig(mode='gravity_compensation'))
+    controller.set_payload(link, mass, com)
+    return controller.update(0.0, JOINTS, HOLD, np.zeros(6)).tau
+
+
+def test_the_payload_is_bounded_used_by_the_cartesian_law_and_set_only_when_used(
+        spawn_node, ros_node):
+    rig = Rig(spawn_node, ros_node)
+    assert rig.set(mode='cartesian_impedance')['mode'].successful
+    bare = rig.exchange(1.0)       # anchors the target at HOLD: no pose error, no feedback
+    topic = ros_node.node.create_publisher(InertiaStamped, f'/{NODE}/payload', 10)
+    ros_node.wait_for_subscribers(topic)
+    topic.publish(payload_msg('tool0', 3.0, 0.05))
+    rig.process.wait_for_log("payload 3 kg on 'tool0'", timeout=10)
+    loaded = rig.exchange(1.1)
+    np.testing.assert_allclose(loaded, gravity_with_payload('tool0', 3.0, [0, 0, 0.05]),
+                               atol=1e-9)
+    assert np.max(np.abs(loaded - bare)) > 1.0        # the payload shows
+
+    topic.publish(payload_msg('tool0', 5e307))          # finite, absurd: every torque inf
+    rig.process.wait_for_log('mass must be within [0, 10000] kg', timeout=10)
+    np.testing.assert_allclose(rig.exchange(1.2), loaded, atol=1e-9)
+
+    for name, value, named in (('payload.link', 'no_such_link', 'no_such_link'),
+                               ('payload.com', [0.0, 0.0, 1e100], 'com'),
+                               ('payload.mass', 1e12, 'payload.mass')):
+        result = helpers.set_parameters(ros_node, NODE, {name: value})[name]
+        assert not result.successful and named in result.reason, (name, result.reason)
+    assert rig.process.alive()
+
+
+def test_cartesian_mode_switched_at_runtime_refuses_a_model_without_its_ee_link(
+        spawn_node, ros_node):
+    rig = Rig(spawn_node, ros_node)           # started in gravity_compensation
+    assert rig.set(mode='cartesian_impedance')['mode'].successful
+    held = rig.exchange(1.0)
+    other = URDF.replace('tool0', 'tool9')
+    result = rig.set(robot_description=other)['robot_description']
+    assert not result.successful and 'tool0' in result.reason, result.reason
+    np.testing.assert_allclose(rig.exchange(1.1), held, atol=1e-9)
+    assert 'AttributeError' not in rig.process.log()
