@@ -124,3 +124,45 @@ def test_cartesian_mode_switched_at_runtime_refuses_a_model_without_its_ee_link(
     assert not result.successful and 'tool0' in result.reason, result.reason
     np.testing.assert_allclose(rig.exchange(1.1), held, atol=1e-9)
     assert 'AttributeError' not in rig.process.log()
+
+
+def test_huge_goals_and_goal_floods_are_checked_beside_the_loop_and_forgotten(spawn_node,
+                                                                              ros_node):
+    from action_msgs.msg import GoalStatusArray
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionClient
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from rbd_control.ros.controller.trajectory_action import RESULT_TIMEOUT
+    from test_hostile_node import HostileRig, mark, MARKS, trajectory_msg
+
+    huge = FollowJointTrajectory.Goal(trajectory=trajectory_msg(30_000))   # 3.6 MB
+    small = FollowJointTrajectory.Goal(trajectory=trajectory_msg(3))
+    bad = FollowJointTrajectory.Goal(trajectory=trajectory_msg(3, joints=JOINTS[:5] + ['nix']))
+    rig = HostileRig(spawn_node, ros_node)
+    client = ActionClient(ros_node.node, FollowJointTrajectory, f'/{NODE}/follow_joint_trajectory')
+    ros_node.wait_for(client.server_is_ready, 30.0, 'the action server')
+    statuses = ros_node.collect(GoalStatusArray, f'/{NODE}/follow_joint_trajectory/_action/status',
+                                QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    rig.start_plant(spawn_node, 60)
+
+    mark('30,000-point goal')
+    client.send_goal_async(huge)
+    rig.log_has('Accepted new action goal', timeout=60.0)
+    mark('600 goals at ~200/s, then 300 refused ones')
+    for goal in [small] * 600 + [bad] * 300:
+        client.send_goal_async(goal)
+        ros_node.spin_for(0.005)
+    rig.log_has('action goal rejected: more than')
+    ros_node.spin_for(2.0)
+    gap = rig.check(MARKS)
+    print(f'longest gap between commands: {gap * 1e3:.1f} ms')
+    log = rig.process.log()          # once per period with a count, not once per goal
+    assert log.count('action goal rejected') + log.count('action goal refused') <= 12, log[-3000:]
+    flood = max(len(m.status_list) for m in statuses)
+    assert flood <= 200, flood      # 10 goals/s kept for RESULT_TIMEOUT s, at most
+    ros_node.spin_for(RESULT_TIMEOUT + 2.0)        # finished goals leave the status array
+    before = len(statuses)
+    client.send_goal_async(small)      # rclpy publishes the array on the next change
+    ros_node.wait_for(lambda: len(statuses) > before, 10.0, 'a status array')
+    assert len(statuses[-1].status_list) <= 2, len(statuses[-1].status_list)
+    rig.check(MARKS)

@@ -92,14 +92,14 @@ class OffThread:
         self._thread.start()
 
     def submit(self, kind: str, work: Callable[[], object],
-               deliver: Callable[[object], None]) -> bool:
-        """Queue a job; True when it replaced a job of the same kind not yet started."""
+               deliver: Callable[[object], None]):
+        """Queue a job; returns the deliver of the job of the same kind it replaced (not yet
+        started: it will never run), None if none."""
         with self._lock:
-            replaced = kind in self._pending
-            self._pending.pop(kind, None)  # re-inserted last: kinds run oldest first
+            replaced = self._pending.pop(kind, None)  # re-inserted last: kinds run oldest first
             self._pending[kind] = (work, deliver)
         self._wake.set()
-        return replaced
+        return None if replaced is None else replaced[1]
 
     def stop(self):
         with self._lock:

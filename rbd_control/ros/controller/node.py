@@ -242,6 +242,8 @@ class ControllerNode(Node):
     def destroy_node(self):
         self.state_loop.stop()
         self._inputs.close()
+        if self._action is not None:
+            self._action.close()
         self._source.close()
         return super().destroy_node()
 
