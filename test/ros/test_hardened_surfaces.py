@@ -166,3 +166,22 @@ def test_huge_goals_and_goal_floods_are_checked_beside_the_loop_and_forgotten(sp
     ros_node.wait_for(lambda: len(statuses) > before, 10.0, 'a status array')
     assert len(statuses[-1].status_list) <= 2, len(statuses[-1].status_list)
     rig.check(MARKS)
+
+
+def test_refused_payloads_and_cartesian_targets_are_logged_once_per_period(spawn_node,
+                                                                          ros_node):
+    from geometry_msgs.msg import PoseStamped
+    rig = Rig(spawn_node, ros_node)             # gravity_compensation: targets are refused
+    payload = ros_node.node.create_publisher(InertiaStamped, f'/{NODE}/payload', 10)
+    pose = ros_node.node.create_publisher(PoseStamped, f'/{NODE}/target_pose', 10)
+    ros_node.wait_for_subscribers(payload)
+    ros_node.wait_for_subscribers(pose)
+    for _ in range(200):
+        payload.publish(payload_msg('no_such_link', 1.0))
+        pose.publish(PoseStamped())
+        ros_node.spin_for(0.005)
+    rig.process.wait_for_log('(x ', timeout=10)           # the repeats, counted
+    log = rig.process.log()
+    assert 1 <= log.count('~/payload refused') <= 4, log
+    assert 1 <= log.count('target pose refused') <= 4, log
+    rig.exchange(1.0)

@@ -76,7 +76,8 @@ class ModelCorrections:
 
     def _on_payload(self, msg):
         if self.controller is None:
-            self._node.get_logger().warning('~/payload ignored: no robot model yet')
+            self._node._inputs.warnings.warn('payload_no_model',
+                                             '~/payload ignored: no robot model yet')
             return
         i = msg.inertia
         inertia = inertia_matrix([i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz])
@@ -90,9 +91,15 @@ class ModelCorrections:
                 f'payload {i.m:.4g} kg on {msg.header.frame_id!r} from ~/payload')
 
     def _try(self, what, action) -> bool:
+        """Refusals are logged once per period with a count (a stream of bad ~/payload
+        messages must not become a stream of log lines)."""
         try:
             action()
             return True
         except ConfigError as error:
-            self._node.get_logger().error(f'{what} refused: {error}')
+            inputs = getattr(self._node, '_inputs', None)   # None while the node is built
+            if inputs is None:
+                self._node.get_logger().error(f'{what} refused: {error}')
+            else:
+                inputs.errors.warn(f'{what}_refused', f'{what} refused: {error}')
             return False
