@@ -32,6 +32,14 @@ class ProgressBar:
     def __init__(self, stream=None, width=30):
         self.stream = stream or sys.stderr
         self.width, self.shown = width, None
+        self.open = False      # a line without its newline yet
+
+    def close(self):
+        """End the bar's line (before an error, so that it is not glued to the bar)."""
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False
 
     def __call__(self, fraction, stage):
         filled = int(round(self.width * fraction))
@@ -39,9 +47,9 @@ class ProgressBar:
         if line != self.shown:
             self.stream.write("\r" + line.ljust(self.width + 24))
             self.stream.flush()
-            self.shown = line
+            self.shown, self.open = line, True
         if fraction >= 1.0:
-            self.stream.write("\n")
+            self.close()
 
 
 def parse_args(argv):
@@ -65,27 +73,43 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    progress = ProgressBar()
     try:
-        return run(args)
-    except (RbdError, OSError) as error:
-        print(f"rbd_identify: {error}", file=sys.stderr)
+        check_options(args)
+        return run(args, progress)
+    except (RbdError, OSError, MemoryError) as error:
+        progress.close()
+        message = str(error) or type(error).__name__
+        print(f"rbd_identify: {' '.join(message.split())}", file=sys.stderr)   # one line
         return 2
 
 
-def run(args) -> int:
+def check_options(args):
+    """The numeric options, before any work."""
+    for name, value, low, high in (("--holdout", args.holdout, 0.0, 0.9),
+                                   ("--cutoff", args.cutoff, 0.0, np.inf),
+                                   ("--epsilon", args.epsilon, 0.0, np.inf)):
+        if not (np.isfinite(value) and low < value < high):
+            bound = f"(0, {high:g})" if np.isfinite(high) else "a positive finite number"
+            raise RbdError(f"{name} must be in {bound}, got {value}")
+
+
+def run(args, progress=None) -> int:
     if args.urdf is None:
         from rbd_control.description import default_arm_urdf
         urdf = default_arm_urdf()
     else:
         urdf = args.urdf.read_text()
     model = load_urdf(urdf)
-    if not 0.0 < args.holdout < 0.9:
-        raise RbdError(f"--holdout must be in (0, 0.9), got {args.holdout}")
     recording = read_recording(args.recording, args.topic).in_order(model.joint_names)
+    nyquist = 0.5 / np.median(np.diff(recording.t))
+    if not args.cutoff < nyquist:
+        raise RbdError(f"--cutoff {args.cutoff} Hz is not below the recording's Nyquist "
+                       f"frequency {nyquist:.4g} Hz")
     train, held = recording.split(args.holdout)
     result = fit(model, train.t, train.q, train.tau, train.qd, friction=not args.no_friction,
                  payload_link=args.payload_link, cutoff_hz=args.cutoff, epsilon=args.epsilon,
-                 progress=ProgressBar())
+                 progress=progress or ProgressBar())
     t, q, qd, qdd, tau = filtered_states(held.t, held.q, held.tau, held.qd, args.cutoff)
     predicted = result.predict(q, qd, qdd)
     args.output.mkdir(parents=True, exist_ok=True)
@@ -95,10 +119,12 @@ def run(args) -> int:
         written.append(_write(args.output / "payload.yaml", payload_yaml(result.payload)))
     report = report_text(args, model, recording, result, tau, predicted, qd)
     written.append(_write(args.output / "report.txt", report))
-    written.append(plot_held_back(args.output / "held_back_torques.png", model.joint_names, t,
-                                  tau, predicted))
+    plot = plot_held_back(args.output / "held_back_torques.png", model.joint_names, t, tau,
+                          predicted)
     print(report)
-    for path in written:
+    if plot is None:
+        print("no plot: matplotlib (the optional plotting extra) is not installed")
+    for path in written + ([plot] if plot else []):
         print(f"wrote {path}")
     return 0
 
@@ -149,7 +175,11 @@ def report_text(args, model, recording, result, tau, predicted, qd) -> str:
 
 
 def plot_held_back(path, joint_names, t, measured, predicted):
-    import matplotlib
+    """The plot's path, or None without matplotlib (an optional extra)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
