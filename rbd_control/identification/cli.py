@@ -21,7 +21,8 @@ from rbd_control.dynamics.friction import DEFAULT_EPSILON
 from rbd_control.identification.filtering import DEFAULT_CUTOFF_HZ, filtered_states
 from rbd_control.identification.fit import fit
 from rbd_control.identification.recording import JOINT_STATES_TOPIC, read_recording
-from rbd_control.identification.result import relative_rms, sliding_relative_rms
+from rbd_control.identification.result import (CONFIDENCE_BLOCKS, relative_rms,
+                                               sliding_relative_rms, worst_block_relative_rms)
 
 NODE_NAME = "rbd_controller"
 
@@ -150,6 +151,8 @@ def payload_yaml(payload, node_name=NODE_NAME) -> str:
 def report_text(args, model, recording, result, tau, predicted, qd) -> str:
     slid = sliding_relative_rms(tau, predicted, qd, result.friction.epsilon)
     every = relative_rms(tau, predicted)
+    worst = worst_block_relative_rms(tau, predicted)
+    size = np.sqrt(np.mean(np.square(tau), axis=0))
     lines = [
         f"rbd_identify: {model.name}, {model.nq} joints",
         f"recording {args.recording}: {len(recording.t)} samples over "
@@ -159,17 +162,22 @@ def report_text(args, model, recording, result, tau, predicted, qd) -> str:
         result.base.describe(),
         f"condition number of the weighted base regressor: {result.condition_number:.1f}",
         "",
-        f"{'joint':<16}{'residual N m':>14}{'held-back rel. RMS':>20}{'while sliding':>15}"
-        f"{'viscous':>10}{'coulomb':>10}",
+        f"{'joint':<16}{'residual N m':>14}{'held-back rel. RMS':>20}{'confidence':>12}"
+        f"{'while sliding':>15}{'torque RMS':>12}{'viscous':>10}{'coulomb':>10}",
     ]
     for j, name in enumerate(model.joint_names):
-        lines.append(f"{name:<16}{result.residual_rms[j]:>14.4g}{every[j]:>20.2%}{slid[j]:>15.2%}"
+        lines.append(f"{name:<16}{result.residual_rms[j]:>14.4g}{every[j]:>20.2%}"
+                     f"{worst[j]:>12.2%}{slid[j]:>15.2%}{size[j]:>12.4g}"
                      f"{result.friction.viscous[j]:>10.4g}{result.friction.coulomb[j]:>10.4g}")
     if result.payload is not None:
         p = result.payload
         lines += ["", f"payload on {p.link}: {p.mass:.4f} kg, com {np.round(p.com, 4).tolist()} m",
                   f"  inertia about the com {np.round(p.inertia, 6).tolist()} kg m^2"]
-    lines += ["", "'while sliding': samples where the joint moves faster than 5 epsilon; in stick"
+    lines += ["", f"'confidence': the held-back relative RMS of the worst of {CONFIDENCE_BLOCKS} "
+              "consecutive blocks of the held-back samples: how far each joint's model can be "
+              "trusted on data the fit never saw (a joint with small torques, 'torque RMS', "
+              "shows its error largest).",
+              "'while sliding': samples where the joint moves faster than 5 epsilon; in stick"
               " the friction torque is anything within +-f_c and no friction law predicts it."]
     return "\n".join(lines) + "\n"
 

@@ -108,3 +108,14 @@ def test_without_the_plotting_extra_the_result_is_still_clean(tmp_path, capsys, 
     assert 'no plot: matplotlib' in printed
     assert (out / 'identified.urdf').exists() and (out / 'report.txt').exists()
     assert not (out / 'held_back_torques.png').exists()
+    # each joint's confidence figure: the worst held-back block (a model exact up to the
+    # filtering of the derivatives here)
+    rows = {line.split()[0]: line.split() for line in (out / 'report.txt').read_text()
+            .splitlines() if line.split() and line.split()[0] in JOINTS}
+    assert set(rows) == set(JOINTS)
+    header = [line for line in (out / 'report.txt').read_text().splitlines()
+              if line.startswith('joint')][0]
+    assert 'confidence' in header
+    for joint, row in rows.items():
+        every, worst = (float(x.rstrip('%')) for x in row[2:4])
+        assert every <= worst < 5.0, (joint, row)
