@@ -102,6 +102,9 @@ def run(args, progress=None) -> int:
     else:
         urdf = args.urdf.read_text()
     model = load_urdf(urdf)
+    if args.payload_link is not None and args.payload_link not in model.link_body:
+        raise RbdError(f"--payload-link {args.payload_link!r} is not a link of robot "
+                       f"{model.name!r}")
     recording = read_recording(args.recording, args.topic).in_order(model.joint_names)
     nyquist = 0.5 / np.median(np.diff(recording.t))
     if not args.cutoff < nyquist:

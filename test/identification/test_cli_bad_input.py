@@ -98,6 +98,14 @@ def test_bad_options_are_refused_before_any_work(option, value, capsys, tmp_path
     assert option in line, line
 
 
+def test_an_unknown_payload_link_is_refused_before_the_fit(tmp_path, capsys):
+    t, q, tau = synthetic()
+    path = npz(tmp_path / 'rec.npz', joints=JOINTS, t=t, q=q, tau=tau)
+    line = one_line_error(capsys, ['--recording', str(path), '--payload-link', 'nope',
+                                   '--output', str(tmp_path / 'out')])
+    assert "'nope'" in line
+
+
 def test_without_the_plotting_extra_the_result_is_still_clean(tmp_path, capsys, monkeypatch):
     t, q, tau = synthetic()
     path = npz(tmp_path / 'rec.npz', joints=JOINTS, t=t, q=q, tau=tau)
