@@ -39,6 +39,12 @@ class Recording:
                              f"{list(self.joints)})")
         index = [self.joints.index(j) for j in joint_names]
         pick = lambda x: None if x is None else x[:, index]  # noqa: E731
+        # a joint at rest excites none of its parameters (others, e.g. a gripper's, may rest)
+        still = [j for j, span in zip(joint_names, np.ptp(self.q[:, index], axis=0))
+                 if not span > 1e-6]
+        if still:
+            raise InputError(f"joints {still} do not move in the recording (q constant): "
+                             "nothing of theirs can be identified")
         return Recording(tuple(joint_names), self.t, pick(self.q), pick(self.tau), pick(self.qd))
 
     def split(self, holdout: float):
@@ -129,8 +135,8 @@ def _read_bag(path, topic):
 
 
 def _checked(recording):
-    """The arrays' shapes agree: t (N,), q and tau (N, joints), qd too if present; every joint
-    moves (a joint at rest excites none of its parameters). Nothing is truncated."""
+    """The arrays' shapes agree: t (N,), q and tau (N, joints), qd too if present. Nothing is
+    truncated."""
     n, joints = len(np.ravel(recording.t)), len(recording.joints)
     if np.ndim(recording.t) != 1:
         raise InputError(f"t must be one time per sample, got shape {np.shape(recording.t)}")
@@ -140,12 +146,6 @@ def _checked(recording):
             raise InputError(f"{name} has shape {np.shape(x)}; {n} samples of {joints} joints "
                              f"({len(recording.t)} times, joints {list(recording.joints)}) "
                              f"need ({n}, {joints})")
-    q = np.asarray(recording.q, dtype=float)
-    if n and np.all(np.isfinite(q)):
-        still = [j for j, span in zip(recording.joints, np.ptp(q, axis=0)) if not span > 1e-6]
-        if still:
-            raise InputError(f"joints {still} do not move in the recording (q constant): "
-                             "nothing of theirs can be identified")
     return recording
 
 

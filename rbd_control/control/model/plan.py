@@ -110,7 +110,7 @@ def _check_payload_bounds(mass, com, inertia):
     """ConfigError unless mass, com and inertia are finite and within the bounds: a finite but
     absurd payload (5e307 kg) makes every torque, the safe hold's too, non-finite."""
     if not (finite(mass) and 0.0 <= float(mass) <= MAX_PAYLOAD_MASS):
-        raise ConfigError(f"payload rejected: mass must be within [0, {MAX_PAYLOAD_MASS:g}] kg, "
+        raise ConfigError(f"payload rejected: mass must be finite and within [0, {MAX_PAYLOAD_MASS:g}] kg, "
                           f"got {mass!r}")
     try:
         com = np.asarray(com, dtype=float).reshape(-1)
@@ -120,7 +120,7 @@ def _check_payload_bounds(mass, com, inertia):
                           f"{inertia!r}") from None
     if com.shape != (3,) or not (np.all(np.isfinite(com))
                                  and np.linalg.norm(com) <= MAX_PAYLOAD_OFFSET):
-        raise ConfigError(f"payload rejected: com must be 3 finite numbers within "
+        raise ConfigError(f"payload rejected: com must be 3 numbers, finite and within "
                           f"{MAX_PAYLOAD_OFFSET:g} m of the link origin, got {com.tolist()}")
     if not (np.all(np.isfinite(inertia)) and np.all(np.abs(inertia) <= MAX_PAYLOAD_INERTIA)):
         raise ConfigError(f"payload rejected: inertia entries must be finite and within "
