@@ -57,7 +57,7 @@ def per_update_us(model, ee_link) -> tuple[float, float]:
         law, q, qd = controller._cartesian, controller._q, np.full(model.nq, 0.1)
         start = time.thread_time()
         for k in range(UPDATES):
-            law.torques(q, qd, 1.0 + 0.001 * k)
+            law.torques(controller.model, q, qd, 1.0 + 0.001 * k)
         laws.append((time.thread_time() - start) / UPDATES * 1e6)
     return statistics.median(totals), statistics.median(laws)
 

@@ -96,7 +96,8 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
     def prepare_model(self, model) -> ModelPlan:
         """Check a model against the config and build what the controller needs of it.
         Pure: the controller is unchanged. Raises ConfigError with the reason."""
-        return plan_model(model, self.config, self.warnings)
+        # the running mode, not the start-up one: cartesian_impedance needs the ee_link
+        return plan_model(model, self.config, self.warnings, getattr(self, "mode", None))
 
     def set_model(self, model):
         """Adopt a new robot model (a new robot_description), or a ModelPlan prepared for one.
@@ -121,6 +122,11 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         self.oscillation = OscillationDetector(self._joint_names, self.config.oscillation)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
+        if self.mode == "cartesian_impedance" and plan.cartesian is None:
+            # prepared while another mode ran (prepare_model refuses it otherwise)
+            self.mode = "gravity_compensation"
+            self.warnings.warn("cartesian_lost", "the new model has no ee_link: mode "
+                               "cartesian_impedance left for gravity_compensation")
         self._contact = self._contact_monitor(plan)
         self._remap_last_state()
 
@@ -153,6 +159,10 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         self.model = model
         if self._contact is not None:
             self._contact.set_model(model)   # the observer's model side carries the payload
+
+    def check_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None):
+        """Raise ConfigError unless set_payload would take these (pure: nothing changes)."""
+        carrying_payload(self._bare_model, link, mass, com, inertia)
 
     def set_gains(self, kp: GainValue = None, kd: GainValue = None, ki: GainValue = None,
                   i_clamp: GainValue = None):
@@ -301,8 +311,9 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
     def _impedance(self, now, q, qd):
         law = self._cartesian
         if self._tripped is not None or not law.active:   # first state, or after a stale gap
-            law.activate(q, now)
-        ff, fb = law.torques(q, qd, now, self.feedback_scale)
+            law.activate(self.model, q, now)
+        # the model with the payload, as every law; scale: the feedback's bandwidth scale
+        ff, fb = law.torques(self.model, q, qd, now, self.feedback_scale)
         take, n = self._map.take, len(self._map)
         posture, q_c = take(law.posture), take(q)
         error = laws.position_error(posture, q_c, self._wrap_commanded)

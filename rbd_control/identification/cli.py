@@ -21,7 +21,8 @@ from rbd_control.dynamics.friction import DEFAULT_EPSILON
 from rbd_control.identification.filtering import DEFAULT_CUTOFF_HZ, filtered_states
 from rbd_control.identification.fit import fit
 from rbd_control.identification.recording import JOINT_STATES_TOPIC, read_recording
-from rbd_control.identification.result import relative_rms, sliding_relative_rms
+from rbd_control.identification.result import (CONFIDENCE_BLOCKS, relative_rms,
+                                               sliding_relative_rms, worst_block_relative_rms)
 
 NODE_NAME = "rbd_controller"
 
@@ -32,6 +33,14 @@ class ProgressBar:
     def __init__(self, stream=None, width=30):
         self.stream = stream or sys.stderr
         self.width, self.shown = width, None
+        self.open = False      # a line without its newline yet
+
+    def close(self):
+        """End the bar's line (before an error, so that it is not glued to the bar)."""
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False
 
     def __call__(self, fraction, stage):
         filled = int(round(self.width * fraction))
@@ -39,9 +48,9 @@ class ProgressBar:
         if line != self.shown:
             self.stream.write("\r" + line.ljust(self.width + 24))
             self.stream.flush()
-            self.shown = line
+            self.shown, self.open = line, True
         if fraction >= 1.0:
-            self.stream.write("\n")
+            self.close()
 
 
 def parse_args(argv):
@@ -65,27 +74,46 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    progress = ProgressBar()
     try:
-        return run(args)
-    except (RbdError, OSError) as error:
-        print(f"rbd_identify: {error}", file=sys.stderr)
+        check_options(args)
+        return run(args, progress)
+    except (RbdError, OSError, MemoryError) as error:
+        progress.close()
+        message = str(error) or type(error).__name__
+        print(f"rbd_identify: {' '.join(message.split())}", file=sys.stderr)   # one line
         return 2
 
 
-def run(args) -> int:
+def check_options(args):
+    """The numeric options, before any work."""
+    for name, value, low, high in (("--holdout", args.holdout, 0.0, 0.9),
+                                   ("--cutoff", args.cutoff, 0.0, np.inf),
+                                   ("--epsilon", args.epsilon, 0.0, np.inf)):
+        if not (np.isfinite(value) and low < value < high):
+            bound = f"(0, {high:g})" if np.isfinite(high) else "a positive finite number"
+            raise RbdError(f"{name} must be in {bound}, got {value}")
+
+
+def run(args, progress=None) -> int:
     if args.urdf is None:
         from rbd_control.description import default_arm_urdf
         urdf = default_arm_urdf()
     else:
         urdf = args.urdf.read_text()
     model = load_urdf(urdf)
-    if not 0.0 < args.holdout < 0.9:
-        raise RbdError(f"--holdout must be in (0, 0.9), got {args.holdout}")
+    if args.payload_link is not None and args.payload_link not in model.link_body:
+        raise RbdError(f"--payload-link {args.payload_link!r} is not a link of robot "
+                       f"{model.name!r}")
     recording = read_recording(args.recording, args.topic).in_order(model.joint_names)
+    nyquist = 0.5 / np.median(np.diff(recording.t))
+    if not args.cutoff < nyquist:
+        raise RbdError(f"--cutoff {args.cutoff} Hz is not below the recording's Nyquist "
+                       f"frequency {nyquist:.4g} Hz")
     train, held = recording.split(args.holdout)
     result = fit(model, train.t, train.q, train.tau, train.qd, friction=not args.no_friction,
                  payload_link=args.payload_link, cutoff_hz=args.cutoff, epsilon=args.epsilon,
-                 progress=ProgressBar())
+                 progress=progress or ProgressBar())
     t, q, qd, qdd, tau = filtered_states(held.t, held.q, held.tau, held.qd, args.cutoff)
     predicted = result.predict(q, qd, qdd)
     args.output.mkdir(parents=True, exist_ok=True)
@@ -95,10 +123,12 @@ def run(args) -> int:
         written.append(_write(args.output / "payload.yaml", payload_yaml(result.payload)))
     report = report_text(args, model, recording, result, tau, predicted, qd)
     written.append(_write(args.output / "report.txt", report))
-    written.append(plot_held_back(args.output / "held_back_torques.png", model.joint_names, t,
-                                  tau, predicted))
+    plot = plot_held_back(args.output / "held_back_torques.png", model.joint_names, t, tau,
+                          predicted)
     print(report)
-    for path in written:
+    if plot is None:
+        print("no plot: matplotlib (the optional plotting extra) is not installed")
+    for path in written + ([plot] if plot else []):
         print(f"wrote {path}")
     return 0
 
@@ -124,6 +154,8 @@ def payload_yaml(payload, node_name=NODE_NAME) -> str:
 def report_text(args, model, recording, result, tau, predicted, qd) -> str:
     slid = sliding_relative_rms(tau, predicted, qd, result.friction.epsilon)
     every = relative_rms(tau, predicted)
+    worst = worst_block_relative_rms(tau, predicted)
+    size = np.sqrt(np.mean(np.square(tau), axis=0))
     lines = [
         f"rbd_identify: {model.name}, {model.nq} joints",
         f"recording {args.recording}: {len(recording.t)} samples over "
@@ -133,23 +165,32 @@ def report_text(args, model, recording, result, tau, predicted, qd) -> str:
         result.base.describe(),
         f"condition number of the weighted base regressor: {result.condition_number:.1f}",
         "",
-        f"{'joint':<16}{'residual N m':>14}{'held-back rel. RMS':>20}{'while sliding':>15}"
-        f"{'viscous':>10}{'coulomb':>10}",
+        f"{'joint':<16}{'residual N m':>14}{'held-back rel. RMS':>20}{'confidence':>12}"
+        f"{'while sliding':>15}{'torque RMS':>12}{'viscous':>10}{'coulomb':>10}",
     ]
     for j, name in enumerate(model.joint_names):
-        lines.append(f"{name:<16}{result.residual_rms[j]:>14.4g}{every[j]:>20.2%}{slid[j]:>15.2%}"
+        lines.append(f"{name:<16}{result.residual_rms[j]:>14.4g}{every[j]:>20.2%}"
+                     f"{worst[j]:>12.2%}{slid[j]:>15.2%}{size[j]:>12.4g}"
                      f"{result.friction.viscous[j]:>10.4g}{result.friction.coulomb[j]:>10.4g}")
     if result.payload is not None:
         p = result.payload
         lines += ["", f"payload on {p.link}: {p.mass:.4f} kg, com {np.round(p.com, 4).tolist()} m",
                   f"  inertia about the com {np.round(p.inertia, 6).tolist()} kg m^2"]
-    lines += ["", "'while sliding': samples where the joint moves faster than 5 epsilon; in stick"
+    lines += ["", f"'confidence': the held-back relative RMS of the worst of {CONFIDENCE_BLOCKS} "
+              "consecutive blocks of the held-back samples: how far each joint's model can be "
+              "trusted on data the fit never saw (a joint with small torques, 'torque RMS', "
+              "shows its error largest).",
+              "'while sliding': samples where the joint moves faster than 5 epsilon; in stick"
               " the friction torque is anything within +-f_c and no friction law predicts it."]
     return "\n".join(lines) + "\n"
 
 
 def plot_held_back(path, joint_names, t, measured, predicted):
-    import matplotlib
+    """The plot's path, or None without matplotlib (an optional extra)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -17,6 +17,10 @@ import numpy as np
 from rbd_control.dynamics.errors import InputError
 
 JOINT_STATES_TOPIC = "/joint_states"
+# an hour at 1 kHz of 7 joints (t, q, qd, tau) compresses to ~100 MB; anything larger is
+# refused before it is read into memory
+MAX_RECORDING_BYTES = 256 * 2**20
+BAG_SUFFIXES = (".db3", ".mcap")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,12 @@ class Recording:
                              f"{list(self.joints)})")
         index = [self.joints.index(j) for j in joint_names]
         pick = lambda x: None if x is None else x[:, index]  # noqa: E731
+        # a joint at rest excites none of its parameters (others, e.g. a gripper's, may rest)
+        still = [j for j, span in zip(joint_names, np.ptp(self.q[:, index], axis=0))
+                 if not span > 1e-6]
+        if still:
+            raise InputError(f"joints {still} do not move in the recording (q constant): "
+                             "nothing of theirs can be identified")
         return Recording(tuple(joint_names), self.t, pick(self.q), pick(self.tau), pick(self.qd))
 
     def split(self, holdout: float):
@@ -56,16 +66,32 @@ def read_recording(path, topic=JOINT_STATES_TOPIC) -> Recording:
     path = Path(path)
     if not path.exists():
         raise InputError(f"recording {path} does not exist")
-    if path.suffix == ".npz":
-        return _sorted(_read_npz(path))
-    return _sorted(_read_bag(path, topic))
+    if not (path.suffix == ".npz" or path.is_dir() or path.suffix in BAG_SUFFIXES):
+        raise InputError(f"recording {path}: give an .npz or a rosbag2 (its directory, .db3 or "
+                         f".mcap), not a {path.suffix or 'file without suffix'}")
+    size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() \
+        else path.stat().st_size
+    if size > MAX_RECORDING_BYTES:
+        raise InputError(f"recording {path}: {size} bytes exceed the bound of "
+                         f"{MAX_RECORDING_BYTES} bytes")
+    try:
+        recording = _read_npz(path) if path.suffix == ".npz" else _read_bag(path, topic)
+        return _sorted(_checked(recording))
+    except InputError:
+        raise
+    except Exception as error:   # numpy's, zipfile's, pickle's, rosbags' errors for a broken file
+        raise InputError(f"recording {path} is unreadable: {type(error).__name__}: {error}") \
+            from None
 
 
 def _read_npz(path):
-    with np.load(path) as data:
+    with np.load(path, allow_pickle=False) as data:   # pickled arrays: ValueError, refused
         keys = set(data.files)
         if "joints" not in keys:
             raise InputError(f"{path}: no 'joints' array: not a recording of ours")
+        if data["joints"].ndim != 1:
+            raise InputError(f"{path}: 'joints' must be a list of names, got an array of shape "
+                             f"{data['joints'].shape}")
         joints = tuple(str(j) for j in data["joints"])
         if {"t", "q", "tau"} <= keys:
             return Recording(joints, data["t"], data["q"], data["tau"],
@@ -106,6 +132,21 @@ def _read_bag(path, topic):
     with_velocity = all(len(m.velocity) == len(joints) for m in keep)
     qd = np.array([m.velocity for m in keep], dtype=float) if with_velocity else None
     return Recording(joints, t, q, tau, qd)
+
+
+def _checked(recording):
+    """The arrays' shapes agree: t (N,), q and tau (N, joints), qd too if present. Nothing is
+    truncated."""
+    n, joints = len(np.ravel(recording.t)), len(recording.joints)
+    if np.ndim(recording.t) != 1:
+        raise InputError(f"t must be one time per sample, got shape {np.shape(recording.t)}")
+    for name in ("q", "tau", "qd"):
+        x = getattr(recording, name)
+        if x is not None and np.shape(x) != (n, joints):
+            raise InputError(f"{name} has shape {np.shape(x)}; {n} samples of {joints} joints "
+                             f"({len(recording.t)} times, joints {list(recording.joints)}) "
+                             f"need ({n}, {joints})")
+    return recording
 
 
 def _sorted(recording):

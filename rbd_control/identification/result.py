@@ -69,6 +69,20 @@ def relative_rms(measured, predicted) -> np.ndarray:
             / np.maximum(np.sqrt(np.mean(np.square(measured), axis=0)), 1e-300))
 
 
+CONFIDENCE_BLOCKS = 5
+
+
+def worst_block_relative_rms(measured, predicted, blocks=CONFIDENCE_BLOCKS) -> np.ndarray:
+    """Per joint, the largest relative_rms over `blocks` consecutive blocks of the samples:
+    the confidence figure of a joint's model. One number over all held-back samples can hide
+    a stretch the model predicts badly (a pose where the joint's torque is small, or a
+    parameter the excitation hardly moved); the worst block says how far each joint's model
+    can be trusted on data the fit never saw."""
+    measured, predicted = np.asarray(measured), np.asarray(predicted)
+    parts = [k for k in np.array_split(np.arange(len(measured)), blocks) if k.size]
+    return np.max([relative_rms(measured[k], predicted[k]) for k in parts], axis=0)
+
+
 def sliding_relative_rms(measured, predicted, qd, epsilon) -> np.ndarray:
     """relative_rms per joint over the samples where that joint slides (|qd| >= 5 epsilon); in
     stick the friction torque is anything within +-f_c, which no friction law predicts."""

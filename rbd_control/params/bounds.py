@@ -26,6 +26,11 @@ MAX_KI = 1e10                       # N m/(rad s)
 MAX_I_CLAMP = 1e12                  # N m; anything above the effort limit means "no clamp"
 MAX_EFFORT_LIMIT = MAX_PLAUSIBLE_EFFORT
 
+# payloads (~/payload, payload.*): a crane hook's load, hung from a 10 m boom
+MAX_PAYLOAD_MASS = 1e4              # kg
+MAX_PAYLOAD_OFFSET = 10.0           # m from the link origin to the payload's centre of mass
+MAX_PAYLOAD_INERTIA = 1e4           # kg m^2, each entry of the inertia about the COM
+
 # configuration
 MAX_BANDWIDTH_HZ = 1e3              # the default-gain bandwidth; a 1 kHz loop cannot exceed it
 MAX_DAMPING_RATIO = 1e2

@@ -7,7 +7,7 @@ documentation's parameter reference is built from it (doc/reference/parameters.m
 import math
 
 
-from rbd_control.params.bounds import MAX_KP
+from rbd_control.params.bounds import MAX_KP, MAX_PAYLOAD_MASS
 from rbd_control.params.table import (JOINT, Parameter, ParameterTable, finite_number,
                                       finite_numbers_of_length, not_empty, positive)
 
@@ -202,7 +202,7 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "Link carrying a payload the URDF does not have. Empty: no payload.",
               read_only=False),
     Parameter("payload.mass", "double", 0.0, "Payload mass, kg.", read_only=False, low=0.0,
-              high=1.0e4),
+              high=MAX_PAYLOAD_MASS),
     Parameter("payload.com", "double_array", None,
               "Payload centre of mass [x, y, z] in the link frame, m. Empty: the link origin.",
               read_only=False, check=finite_numbers_of_length("payload.com", (0, 3)),

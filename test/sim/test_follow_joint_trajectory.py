@@ -200,8 +200,10 @@ def test_blocked_arm_aborts_with_path_tolerance_violated_and_holds(rig):
     assert response.result.error_code == Result.PATH_TOLERANCE_VIOLATED
     # (the joint named is the first out of tolerance; with the elbow saturated, computed
     # torque's coupling terms may drag a wrist out first)
-    assert re.match(r"Aborted due to path tolerance violation: joint \w+ position error",
-                    response.result.error_string)
+    # JTC's error_string verbatim; which joint left its tolerance is in the log
+    assert response.result.error_string == "Aborted due to path tolerance violation"
+    assert re.search(r"Aborted due to path tolerance violation: joint \w+ position error",
+                     rig.controller.log())
     # the obstacle goes away: the arm holds where it was when the goal was aborted
     aborted_at = rig.sim_time()
     rig.disturbance_pub.publish(JointState())
@@ -236,10 +238,10 @@ def test_a_new_goal_or_topic_trajectory_preempts_the_running_goal(rig):
     first = rig.send(goal_to(ARM_JOINTS, [(3.0, offset(MOVE))]))
     rig.wait_sim_time(rig.sim_time() + 0.5)
     second = rig.send(goal_to(ARM_JOINTS, [(1.5, offset(np.multiply(MOVE, -0.5)))]))
-    response = rig.result(first)
-    assert response.status == GoalStatus.STATUS_CANCELED, rig.logs()
+    response = rig.result(first)       # JTC >= 4.41.0 (ros2_controllers #2423): aborted
+    assert response.status == GoalStatus.STATUS_ABORTED, rig.logs()
     assert response.result.error_code == Result.INVALID_GOAL
-    assert response.result.error_string == "Current goal cancelled due to new incoming action."
+    assert response.result.error_string == "Current goal preempted by new incoming action."
     response = rig.result(second)
     assert response.status == GoalStatus.STATUS_SUCCEEDED, rig.logs()
 
@@ -249,6 +251,6 @@ def test_a_new_goal_or_topic_trajectory_preempts_the_running_goal(rig):
     topic = goal_to(ARM_JOINTS, [(1.0, offset(np.zeros(6)))]).trajectory
     rig.trajectory_pub.publish(topic)
     response = rig.result(third)
-    assert response.status == GoalStatus.STATUS_CANCELED, rig.logs()
+    assert response.status == GoalStatus.STATUS_ABORTED, rig.logs()
     assert response.result.error_code == Result.INVALID_GOAL
     assert "joint_trajectory" in response.result.error_string

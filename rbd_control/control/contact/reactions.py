@@ -92,7 +92,7 @@ class ContactReactions:
     def _hold_for_contact(self, now, q):
         self._hold_measured(now, q)                # aborts the trajectory (a new generation)
         if self.mode == "cartesian_impedance":
-            self._cartesian.activate(q, now)       # hold the pose reached
+            self._cartesian.activate(self.model, q, now)   # hold the pose reached
 
     def _reflex(self, q, qd):
         """tau = g + K_R r (the observer's g and r of this state)."""

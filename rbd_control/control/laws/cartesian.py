@@ -84,7 +84,8 @@ class CartesianImpedance:
         frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
         if model.link_body[ee_link] < 0:
             raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
-        self.model, self.ee_link = model, ee_link
+        # the model is not kept: the controller passes the one every law uses (payload included)
+        self.ee_link = ee_link
         self.continuous = np.asarray(model.continuous, dtype=bool)
         k = np.asarray(stiffness, dtype=float)
         self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
@@ -109,10 +110,10 @@ class CartesianImpedance:
     def deactivate(self):
         self._target = None
 
-    def activate(self, q, now):
+    def activate(self, model, q, now):
         """Hold the measured pose, no wrench; the posture is nullspace_posture where it is a
         number and q where it is NaN."""
-        T = frame_pose(self.model, q, self.ee_link)
+        T = frame_pose(model, q, self.ee_link)
         self._target = PoseInterpolation.hold(T[:3, 3], quat_from_matrix(T[:3, :3]), now)
         self.posture = np.where(np.isnan(self.configured_posture), q, self.configured_posture)
         self._wrench_from = self._wrench_to = np.zeros(6)
@@ -152,12 +153,13 @@ class CartesianImpedance:
         self.stiffness_scale = sigma
         return (self.K, D) if sigma == 1.0 else (sigma * self.K, math.sqrt(sigma) * D)
 
-    def torques(self, q, qd, now, scale=1.0):
-        """(feedforward C qd + G, feedback J^T F + N tau_n), model order. scale: the
-        controller's bandwidth scale (age guard, oscillation)."""
-        ops = operational_space_inertia(self.model, q, self.ee_link)
+    def torques(self, model, q, qd, now, scale=1.0):
+        """(feedforward C qd + G, feedback J^T F + N tau_n), model order, on `model` (the
+        controller's: the URDF's with any payload). scale: the controller's bandwidth scale
+        (age guard, oscillation)."""
+        ops = operational_space_inertia(model, q, self.ee_link)
         J, Lambda = ops.J, ops.Lambda
-        T = frame_pose(self.model, q, self.ee_link)
+        T = frame_pose(model, q, self.ee_link)
         p_d, q_d = self._target.sample(now)
         quat = quat_from_matrix(T[:3, :3])
         # e = [e_o; e_p], each clipped to its bound
@@ -173,16 +175,20 @@ class CartesianImpedance:
         feedback = J.T @ (F - Lambda @ (ops.Hinv_JT.T @ tau_n)) + tau_n
         self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, e[TWIST_TO_CONFIG_ORDER],
                                    f_d, ops.damping)
-        return bias(self.model, q, qd), feedback
+        return bias(model, q, qd), feedback
 
 
-def from_config(model, config, joint_map, reference_inertia):
+def from_config(model, config, joint_map, reference_inertia, mode=None):
     """The law a ControllerConfig asks for on this model (None without an ee_link); per-joint
-    values in command order (joint_map) become model order. ConfigError with the reason."""
+    values in command order (joint_map) become model order. mode: the running mode (default
+    config.mode, the one at start-up). ConfigError with the reason."""
     joints = joint_map.names
+    mode = config.mode if mode is None else mode
     if not config.ee_link:
+        if mode == "cartesian_impedance":
+            raise ConfigError("mode cartesian_impedance needs ee_link in the controller config")
         return None
-    if config.ee_link not in model.link_body and config.mode != "cartesian_impedance":
+    if config.ee_link not in model.link_body and mode != "cartesian_impedance":
         # another robot than the configured one (a shared YAML names tool0): the joint-space
         # modes still work; switching to cartesian_impedance is refused (no law)
         return None

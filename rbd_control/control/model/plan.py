@@ -21,14 +21,16 @@ from rbd_control.control.laws.gains import default_gains
 from rbd_control.dynamics.friction import Friction
 from rbd_control.dynamics.inertial_parameters import with_payload
 from rbd_control.dynamics.joint_map import JointMap
-from rbd_control.params.bounds import MAX_PLAUSIBLE_POSITION, finite
+from rbd_control.params.bounds import (MAX_PAYLOAD_INERTIA, MAX_PAYLOAD_MASS, MAX_PAYLOAD_OFFSET,
+                                       MAX_PLAUSIBLE_POSITION, finite)
 
 __all__ = ["plan_model", "plan_gains", "friction_compensation", "urdf_friction", "carrying_payload"]
 
 
-def plan_model(model, config, warnings) -> ModelPlan:
+def plan_model(model, config, warnings, mode=None) -> ModelPlan:
     """The ModelPlan of `model` under `config`; warnings: a ThrottledWarnings for the
-    fixed_positions naming joints this model does not have."""
+    fixed_positions naming joints this model does not have; mode: the running mode (a model
+    without the ee_link is refused while it is cartesian_impedance), default config.mode."""
     joints = tuple(config.joints) if config.joints is not None else tuple(model.joint_names)
     try:
         joint_map = JointMap.by_name(joints, model.joint_names, "the robot model")
@@ -37,7 +39,7 @@ def plan_model(model, config, warnings) -> ModelPlan:
     effort_limit = _effort_limits(model, joint_map, config)
     gains = plan_gains(model, joint_map, effort_limit, config)
     damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
-    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia)
+    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia, mode)
     return ModelPlan(model, joint_map, effort_limit, gains, damping,
                      _fixed_positions(model, config, warnings),
                      friction_compensation(model, config.friction, config.friction_epsilon,
@@ -116,9 +118,31 @@ def urdf_friction(model) -> dict:
 def carrying_payload(bare_model, link, mass, com, inertia):
     """bare_model with a rigid payload on `link` (mass kg; com and inertia about the COM, 3
     moments or 3x3, in the link frame); link None: bare_model itself (mass 0 adds nothing)."""
+    _check_payload_bounds(mass, com, inertia)
     if link is None:
         return bare_model
     try:
         return with_payload(bare_model, link, mass, com, inertia)
     except (RbdError, TypeError) as exc:
         raise ConfigError(f"payload rejected: {exc}") from None
+
+
+def _check_payload_bounds(mass, com, inertia):
+    """ConfigError unless mass, com and inertia are finite and within the bounds: a finite but
+    absurd payload (5e307 kg) makes every torque, the safe hold's too, non-finite."""
+    if not (finite(mass) and 0.0 <= float(mass) <= MAX_PAYLOAD_MASS):
+        raise ConfigError(f"payload rejected: mass must be finite and within [0, {MAX_PAYLOAD_MASS:g}] kg, "
+                          f"got {mass!r}")
+    try:
+        com = np.asarray(com, dtype=float).reshape(-1)
+        inertia = np.zeros(0) if inertia is None else np.asarray(inertia, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError(f"payload rejected: com and inertia must be numbers, got {com!r}, "
+                          f"{inertia!r}") from None
+    if com.shape != (3,) or not (np.all(np.isfinite(com))
+                                 and np.linalg.norm(com) <= MAX_PAYLOAD_OFFSET):
+        raise ConfigError(f"payload rejected: com must be 3 numbers, finite and within "
+                          f"{MAX_PAYLOAD_OFFSET:g} m of the link origin, got {com.tolist()}")
+    if not (np.all(np.isfinite(inertia)) and np.all(np.abs(inertia) <= MAX_PAYLOAD_INERTIA)):
+        raise ConfigError(f"payload rejected: inertia entries must be finite and within "
+                          f"{MAX_PAYLOAD_INERTIA:g} kg m^2, got {inertia.tolist()}")

@@ -18,7 +18,6 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 
 from rbd_control.control import TrajectoryError
 from rbd_control.control.laws.pose import quat_from_matrix, quat_multiply
-from rbd_control.control.throttle import LOG_PERIOD_S
 from rbd_control.dynamics import frame_pose
 
 # ControllerConfig field -> parameter of the same name (control/parameters.py)
@@ -104,15 +103,16 @@ class CartesianTopics:
         self._apply('target wrench', apply)
 
     def _apply(self, what, apply):
+        """Refusals are logged once per period with a count (the node's ThrottledWarnings):
+        a stream of bad targets must not become a stream of log lines."""
         controller = self._controller()
-        logger = self._node.get_logger()
+        inputs = self._node._inputs
         if controller is None:
-            logger.warning(f'{what} refused: no robot model yet',
-                           throttle_duration_sec=LOG_PERIOD_S)
+            inputs.warnings.warn(f'{what}_no_model', f'{what} refused: no robot model yet')
             return
         try:
             apply(controller, self._control_time())
         except TrajectoryError as error:
-            logger.warning(f'{what} refused: {error}')
+            inputs.warnings.warn(f'{what}_refused', f'{what} refused: {error}')
         except Exception as error:   # a bad message must never take the node down
-            logger.error(f'{what} refused: {type(error).__name__}: {error}')
+            inputs.errors.warn(f'{what}_failed', f'{what} refused: {type(error).__name__}: {error}')

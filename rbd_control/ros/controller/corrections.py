@@ -52,14 +52,32 @@ class ModelCorrections:
             self._try('friction', lambda: controller.set_friction(friction,
                                                                   value('friction.epsilon')))
         if names is None or any(n.startswith('payload.') for n in names):
-            link = value('payload.link') or None
-            self._try('payload', lambda: controller.set_payload(
-                link, value('payload.mass'), list(value('payload.com') or [0.0, 0.0, 0.0]),
-                inertia_matrix(value('payload.inertia'))))
+            self._try('payload', lambda: controller.set_payload(*self._payload(value)))
+
+    @staticmethod
+    def _payload(value):
+        """(link, mass, com, inertia) of the payload.* parameters (value: name -> value)."""
+        return (value('payload.link') or None, value('payload.mass'),
+                list(value('payload.com') or [0.0, 0.0, 0.0]),
+                inertia_matrix(value('payload.inertia')))
+
+    def refusal(self, controller, by_name):
+        """Why setting the payload.* parameters in `by_name` (the others as they are) would
+        give a payload the controller refuses, or None: a set succeeds only when its payload
+        is the one in use."""
+        if controller is None or not any(n.startswith('payload.') for n in by_name):
+            return None
+        try:
+            controller.check_payload(*self._payload(
+                lambda name: by_name[name] if name in by_name else self._value(name)))
+        except ConfigError as error:
+            return str(error)
+        return None
 
     def _on_payload(self, msg):
         if self.controller is None:
-            self._node.get_logger().warning('~/payload ignored: no robot model yet')
+            self._node._inputs.warnings.warn('payload_no_model',
+                                             '~/payload ignored: no robot model yet')
             return
         i = msg.inertia
         inertia = inertia_matrix([i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz])
@@ -73,9 +91,15 @@ class ModelCorrections:
                 f'payload {i.m:.4g} kg on {msg.header.frame_id!r} from ~/payload')
 
     def _try(self, what, action) -> bool:
+        """Refusals are logged once per period with a count (a stream of bad ~/payload
+        messages must not become a stream of log lines)."""
         try:
             action()
             return True
         except ConfigError as error:
-            self._node.get_logger().error(f'{what} refused: {error}')
+            inputs = getattr(self._node, '_inputs', None)   # None while the node is built
+            if inputs is None:
+                self._node.get_logger().error(f'{what} refused: {error}')
+            else:
+                inputs.errors.warn(f'{what}_refused', f'{what} refused: {error}')
             return False

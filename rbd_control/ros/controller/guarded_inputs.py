@@ -58,8 +58,20 @@ class GuardedInputs:
                                  10, raw=True)
         node.create_subscription(String, 'robot_description', self._on_description,
                                  ROBOT_DESCRIPTION_QOS, raw=True)
+        # started by start_keepalive, once the state path it publishes through exists
         self._keepalive = Keepalive(node._watchdog_period(), node._run_watchdog,
-                                    lambda: node._watchdog_beat)
+                                    lambda: node._watchdog_beat, self._keepalive_failed)
+
+    def start_keepalive(self):
+        self._keepalive.start()
+
+    @property
+    def keepalive_alive(self) -> bool:
+        return self._keepalive.alive
+
+    def _keepalive_failed(self, error):
+        self.errors.warn('keepalive_failed',
+                         f'keepalive watchdog failed: {type(error).__name__}: {error}')
 
     def log_due(self, now):
         """Log what is due (call every watchdog period, on the executor thread)."""

@@ -92,14 +92,14 @@ class OffThread:
         self._thread.start()
 
     def submit(self, kind: str, work: Callable[[], object],
-               deliver: Callable[[object], None]) -> bool:
-        """Queue a job; True when it replaced a job of the same kind not yet started."""
+               deliver: Callable[[object], None]):
+        """Queue a job; returns the deliver of the job of the same kind it replaced (not yet
+        started: it will never run), None if none."""
         with self._lock:
-            replaced = kind in self._pending
-            self._pending.pop(kind, None)  # re-inserted last: kinds run oldest first
+            replaced = self._pending.pop(kind, None)  # re-inserted last: kinds run oldest first
             self._pending[kind] = (work, deliver)
         self._wake.set()
-        return replaced
+        return None if replaced is None else replaced[1]
 
     def stop(self):
         with self._lock:
@@ -147,23 +147,37 @@ class OffThread:
 
 class Keepalive:
     """Calls `watchdog()` from its own thread whenever `beat()` (the executor's last watchdog
-    run, time.monotonic()) is older than two periods."""
+    run, time.monotonic()) is older than two periods. Started by `start()`, once everything
+    the watchdog reads exists; an exception in one run is handed to `failed(error)` and the
+    thread goes on (a keepalive that dies leaves the node without one, silently)."""
 
-    def __init__(self, period: float, watchdog: Callable[[], None], beat: Callable[[], float]):
+    def __init__(self, period: float, watchdog: Callable[[], None], beat: Callable[[], float],
+                 failed: Callable[[Exception], None]):
         self._period = period
         self._watchdog = watchdog
         self._beat = beat
+        self._failed = failed
         self._stop = threading.Event()
         self.runs = 0          # how often the executor was stuck and this thread stood in
         self._thread = threading.Thread(target=self._run, name="rbd_keepalive", daemon=True)
+
+    def start(self):
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
     def stop(self):
         self._stop.set()
-        self._thread.join(timeout=5.0)
+        if self._thread.ident is not None:
+            self._thread.join(timeout=5.0)
 
     def _run(self):
         while not self._stop.wait(self._period):
             if time.monotonic() - self._beat() > 2.0 * self._period:
                 self.runs += 1
-                self._watchdog()
+                try:
+                    self._watchdog()
+                except Exception as error:
+                    self._failed(error)

@@ -125,6 +125,7 @@ class ControllerNode(Node):
         # joint_states -> command_topic; its StateLoop is started by run.spin_node
         self._states = StatePath(self, self._value('command_topic'))
         self.state_loop = self._states.loop
+        self._inputs.start_keepalive()   # its watchdog publishes through the state path
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self._value('diagnostics_period') > 0:
@@ -256,6 +257,8 @@ class ControllerNode(Node):
     def destroy_node(self):
         self.state_loop.stop()
         self._inputs.close()
+        if self._action is not None:
+            self._action.close()
         self._source.close()
         return super().destroy_node()
 

@@ -35,6 +35,8 @@ class ParameterCallbacks:
         found = reasons(TABLE, parameters, node._joints, {'robot_description': lambda xml: None})
         by_name = {p.name: p.value for p in parameters}
         found += filter(None, [mode_refusal(by_name, node._value('ee_link'))])
+        if not found:
+            found += filter(None, [node._corrections.refusal(node._controller, by_name)])
         candidate = None
         if not found and ('robot_description' in by_name or 'gravity' in by_name):
             try:

@@ -40,6 +40,7 @@ class StatePath:
         self._clock = node.get_clock()
         self._logger = node.get_logger()
         self._msg = Float64MultiArray()
+        self._last_good = None     # the last effort published (the fallback of an unusable one)
         self._publisher = node.create_publisher(Float64MultiArray, command_topic, COMMAND_QOS)
         self.loop = StateLoop(
             lambda group: node.create_subscription(JointState, 'joint_states', self.on_joint_state,
@@ -124,21 +125,28 @@ class StatePath:
                            f'action server failed on a command: {type(error).__name__}: {error}')
 
     def publish(self, command):
-        """Publish command.tau unless it is unfit to reach a motor. True when published."""
+        """Publish command.tau, clamped to the URDF limits; a tau unfit to reach a motor (not
+        finite, mis-sized) is replaced by the last good one (zero effort before any), so the
+        plant is never left without a command. True when command.tau itself was published."""
         tau = np.asarray(command.tau, dtype=np.float64)
         limit = self.node._controller.effort_limit
+        usable = True
         # one comparison in the common case (NaN fails <= too); the reason only when it fails
         if tau.shape != limit.shape or not (np.abs(tau) <= limit).all():
             if tau.shape != limit.shape or not np.isfinite(tau).all():
-                self.error('effort_unusable',
-                           f'controller produced an unusable effort {tau!r}; nothing published')
-                return False
-            # The core clamps; this is the last line of defence, so shout if it fires.
-            self.warn('effort_clamped', f'effort {tau} beyond the URDF limits {limit}; clamped')
+                last = self._last_good
+                usable, fallback = False, last is not None and last.shape == limit.shape
+                self.error('effort_unusable', f'controller produced an unusable effort '
+                           f'{tau!r}; publishing {"the last good command" if fallback else "zero effort"} instead')
+                tau = last if fallback else np.zeros(limit.shape)
+            else:
+                # The core clamps; this is the last line of defence, so shout if it fires.
+                self.warn('effort_clamped', f'effort {tau} beyond the URDF limits {limit}; clamped')
             tau = np.clip(tau, -limit, limit)
+        self._last_good = tau
         self._msg.data = float_array(tau)
         self._publisher.publish(self._msg)
-        return True
+        return usable
 
     def _log_age_guard(self, guard, age, tracking):
         """One line per episode of late states, one more if it turns into an overload (a

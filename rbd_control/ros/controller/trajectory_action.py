@@ -18,25 +18,35 @@ Behaviour (JTC jazzy, see README for the deviations):
   abort the goal and hold the measured position;
 - feedback (desired, actual, error) at action_monitor_rate of control time;
 - a cancel holds the measured position (the active law: gravity-compensated) and ends CANCELED;
-- a new goal, or a trajectory on ~/joint_trajectory, ends the running goal CANCELED with
-  INVALID_GOAL "Current goal cancelled due to new incoming action." (JTC's result);
+- a new goal, or a trajectory on ~/joint_trajectory, ends the running goal ABORTED with
+  INVALID_GOAL "Current goal preempted by new incoming action." (JTC's result since 4.41.0,
+  ros2_controllers #2423; older releases canceled it);
+- a goal's points are converted and validated on a worker thread (heavy_inputs.OffThread),
+  as the topic's trajectories are, never under the lock the state thread needs; a goal
+  still waiting for that check when a newer one arrives is refused (superseded), so a flood
+  costs one check at a time; goals beyond GOAL_RATE per second are rejected, goals above
+  MAX_GOAL_POINTS points refused; a finished
+  goal's result is kept RESULT_TIMEOUT s (rclpy's default, 900 s, lets a flood fill the
+  status array);
+- repeated refusals and preemptions are logged once per period with a count;
 - a trajectory dropped under the goal (stale joint states, a new robot model) aborts it with
   INVALID_GOAL and the reason.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.action.server import GoalEvent
 from rclpy.clock import Clock, ClockType
 from rclpy.task import Future
 
 from rbd_control.control.errors import InvalidJointsError, OldTrajectoryError, TrajectoryError
 from rbd_control.control.trajectory import tolerances as tol
 from rbd_control.params.controller import TRACKING_MODES
+from rbd_control.ros.controller.heavy_inputs import OffThread
 from rbd_control.ros.conversions import float_array, seconds, trajectory_from_msg
 
 try:
@@ -48,8 +58,15 @@ except ImportError as error:          # a ROS install without control_msgs, or a
 else:
     MISSING = ''
 
-PREEMPTED = 'Current goal cancelled due to new incoming action.'
-PREEMPTED_BY_TOPIC = 'Current goal cancelled due to a new trajectory on ~/joint_trajectory.'
+PREEMPTED = 'Current goal preempted by new incoming action.'
+PREEMPTED_BY_TOPIC = 'Current goal preempted by a new trajectory on ~/joint_trajectory.'
+PATH_VIOLATED = 'Aborted due to path tolerance violation'   # JTC's error_string, verbatim
+MAX_GOAL_POINTS = 100_000        # ~3x the topic's byte bound (heavy_inputs.MAX_TRAJECTORY_BYTES)
+# a flood of goals is rejected beyond GOAL_BURST goals at once, GOAL_RATE per second on average
+# (MoveIt sends one per motion): every accepted goal costs the executor a status array entry,
+# republished with every change, for RESULT_TIMEOUT s after it ends
+GOAL_RATE, GOAL_BURST = 10.0, 10
+RESULT_TIMEOUT = 10               # s a finished goal's result is kept for its client (int: rcl)
 
 
 def attach(node, controller: Callable, control_time: Callable, parameter: Callable, lock):
@@ -98,10 +115,12 @@ class TrajectoryAction:
         self._state_msg = JointTrajectoryControllerState()
         self._state_pub = node.create_publisher(
             JointTrajectoryControllerState, '~/controller_state', 10)
+        self._work = OffThread(node)      # each goal's per-point work, beside the loop
+        self._admission = (float(GOAL_BURST), time.monotonic())   # (tokens, when counted)
         self._server = ActionServer(
             node, FollowJointTrajectory, '~/follow_joint_trajectory',
-            execute_callback=self._execute, goal_callback=lambda _goal: GoalResponse.ACCEPT,
-            cancel_callback=self._on_cancel)
+            execute_callback=self._execute, goal_callback=self._on_goal,
+            cancel_callback=self._on_cancel, result_timeout=RESULT_TIMEOUT)
         # finishes cancels and notices a dropped trajectory also while no state arrives
         self._monitor = node.create_timer(
             self._feedback_period, self._on_monitor,
@@ -109,28 +128,69 @@ class TrajectoryAction:
 
     # ---------------------------------------------------------------- goals
 
+    def _on_goal(self, _request):
+        """Accept while the goal rate is within GOAL_RATE (a token bucket of GOAL_BURST)."""
+        tokens, then = self._admission
+        now = time.monotonic()
+        tokens = min(float(GOAL_BURST), tokens + (now - then) * GOAL_RATE)
+        if tokens < 1.0:
+            self._admission = (tokens, now)
+            self._warn('goal_flood', f'action goal rejected: more than {GOAL_RATE:g} goals '
+                       f'per second (a burst of {GOAL_BURST} at most)')
+            return GoalResponse.REJECT
+        self._admission = (tokens - 1.0, now)
+        return GoalResponse.ACCEPT
+
     async def _execute(self, handle):
+        checked = Future()
+        try:
+            controller, tolerances, work = self._prepare(handle)
+        except Exception as error:
+            return await self._refuse(handle, error)
+        superseded = self._work.submit('goal', work, checked.set_result)
+        if superseded:
+            superseded(TrajectoryError('superseded by a newer goal before it was checked'))
+        goal = await checked
         with self._lock:
-            done = self._start(handle)
+            done = self._start(handle, controller, tolerances, goal)
         return await done
 
-    def _start(self, handle):
-        """Validate and run a goal, preempting the running one: a future of its result."""
+    def _prepare(self, handle):
+        """The cheap checks of a goal, its tolerances, and its per-point work for the worker
+        thread (converting and validating the points reads only the model and the config)."""
         request = handle.request
         controller = self._controller()
+        if controller is None:
+            raise TrajectoryError('no robot model yet')
+        if len(request.multi_dof_trajectory.joint_names):
+            raise TrajectoryError('multi_dof_trajectory is not supported')
+        if len(request.trajectory.points) > MAX_GOAL_POINTS:
+            raise TrajectoryError(f'goal refused: {len(request.trajectory.points)} points exceed '
+                                  f'the bound of {MAX_GOAL_POINTS} points')
+        tolerances = self._tolerances(request, controller.joint_names)
+        received = self._now()
+
+        def work():
+            trajectory = trajectory_from_msg(request.trajectory, received)
+            # the message's points (5 objects each) would live as long as the goal handle,
+            # RESULT_TIMEOUT after the goal ends, and lengthen every full garbage collection
+            request.trajectory.points = []
+            return controller.check_trajectory(trajectory, received)
+        return controller, tolerances, work
+
+    def _start(self, handle, controller, tolerances, checked):
+        """Run a checked goal (or refuse it: `checked` is the exception its check raised),
+        preempting the running one: a future of its result."""
         now = self._now()
         try:
-            if controller is None:
-                raise TrajectoryError('no robot model yet')
-            if len(request.multi_dof_trajectory.joint_names):
-                raise TrajectoryError('multi_dof_trajectory is not supported')
-            tolerances = self._tolerances(request, controller.joint_names)
-            controller.set_trajectory(trajectory_from_msg(request.trajectory, now), now)
-        except (TrajectoryError, tol.ToleranceError) as error:
+            if isinstance(checked, Exception):
+                raise checked
+            if controller is not self._controller():
+                raise TrajectoryError('the robot model changed while the goal was checked')
+            controller.install_trajectory(checked, now)
+        except Exception as error:
             return self._refuse(handle, error)
-        except Exception as error:     # never leave a goal without its reason
-            return self._refuse(handle, TrajectoryError(f'{type(error).__name__}: {error}'))
-        self._node.get_logger().info('Accepted new action goal')
+        self._node._inputs.notes.warn('goal_accepted', 'Accepted new action goal')
         self._preempt(PREEMPTED)
         done = Future()
         # a single point at time 0 is over at once: its goal check starts now
@@ -156,10 +216,12 @@ class TrajectoryAction:
 
     def _refuse(self, handle, error):
         Result = FollowJointTrajectory.Result
+        if not isinstance(error, (TrajectoryError, tol.ToleranceError)):
+            error = TrajectoryError(f'{type(error).__name__}: {error}')   # never without a reason
         code = (Result.INVALID_JOINTS if isinstance(error, InvalidJointsError) else
                 Result.OLD_HEADER_TIMESTAMP if isinstance(error, OldTrajectoryError) else
                 Result.INVALID_GOAL)
-        self._node.get_logger().warning(f'action goal refused: {error}')
+        self._warn('goal_refused', f'action goal refused: {error}')
         handle.abort()
         refused = Future()
         refused.set_result(Result(error_code=code, error_string=str(error)))
@@ -181,16 +243,16 @@ class TrajectoryAction:
         goal, self._goal = self._goal, None
         if goal is None:
             return
-        self._node.get_logger().info(reason)
-        try:
-            # rclpy offers no public server-side preemption: move the goal to CANCELING as
-            # a client's cancel request would, then to CANCELED (JTC's status for it)
-            goal.handle._update_state(GoalEvent.CANCEL_GOAL)
-            goal.handle.canceled()
-        except Exception:           # the transition refused (already canceling): abort
-            if goal.handle.is_active:
-                goal.handle.abort()
-        self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason)
+        self._node._inputs.notes.warn('goal_preempted', reason)
+        self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
+
+    def _warn(self, key, text):
+        """A warning that may repeat per goal: logged at once, then once per period with a
+        count (the node's ThrottledWarnings, GuardedInputs.log_due)."""
+        self._node._inputs.warnings.warn(key, text)
+
+    def close(self):
+        self._work.stop()
 
     def _finish(self, goal, code, text, *, status=None):
         """Complete `goal` with a result; `status` ('succeed', 'abort', 'canceled': the goal
@@ -234,9 +296,11 @@ class TrajectoryAction:
         elif verdict.done:
             self._node.get_logger().warning(verdict.message)
             self._hold()
-            code = (Result.PATH_TOLERANCE_VIOLATED if verdict.status == tol.PATH_VIOLATED
-                    else Result.GOAL_TOLERANCE_VIOLATED)
-            self._finish(goal, code, verdict.message, status='abort')
+            if verdict.status == tol.PATH_VIOLATED:   # the details are in the log line
+                code, text = Result.PATH_TOLERANCE_VIOLATED, PATH_VIOLATED
+            else:
+                code, text = Result.GOAL_TOLERANCE_VIOLATED, verdict.message
+            self._finish(goal, code, text, status='abort')
 
     def _on_monitor(self):
         with self._lock:
