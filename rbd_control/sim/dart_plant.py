@@ -75,7 +75,12 @@ class DartSimulator:
         stiff_friction: bool = False,
         joint_limits: bool = True,
         gravity: Sequence[float] = URDF_GRAVITY,
+        obstacles: Iterable = (),
     ) -> None:
+        if tuple(obstacles):
+            # the MuJoCo plant's probe-and-box contact pair (mujoco_model.Obstacle) has no
+            # counterpart here: this plant, like MuJoCo's, strips the URDF's collision shapes
+            raise ValueError("obstacles are simulated by the MuJoCo plant only (engine: mujoco)")
         if not (timestep > 0 and math.isfinite(timestep)):
             raise ValueError(f"timestep must be a positive number, got {timestep!r}")
         checked = load_urdf(urdf_xml, gravity=gravity)   # what the core refuses, DART never sees

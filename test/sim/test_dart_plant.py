@@ -230,7 +230,7 @@ def test_choosing_dart_without_dartpy_says_what_to_install(monkeypatch):
 
 
 def test_rbd_bringup_sim_dart_without_dartpy_says_what_to_install(monkeypatch, capsys):
-    from rbd_control import bringup
+    from rbd_control.bringup import launcher as bringup
 
     monkeypatch.setitem(sys.modules, "dartpy", None)          # find_spec("dartpy") -> None
     assert bringup.main(["--sim", "dart", "--duration", "0"]) == 2
