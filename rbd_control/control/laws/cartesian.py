@@ -23,9 +23,13 @@ at d w^2.
 Bandwidth bound: the task-space modes of Lambda x'' = -K x - D x' have frequencies
 omega_k = 1 / sqrt(s_k), s_k the eigenvalues of K^-1/2 Lambda K^-1/2 (the ones D is built from).
 A light direction (a wrist's rotation, a pose near a singularity) makes omega_k far faster than
-the loop can follow at its state period and delay, so K is scaled per state by
-    sigma = min(1, w^2 s_min)        (and D by sqrt(sigma): the same damping ratio)
-with w the default gains' discrete-time design bandwidth (gains.design_bandwidth: 45 deg and a
+the loop can follow at its state period and delay, so each mode k's stiffness is scaled per
+state by
+    sigma_k = min(1, w^2 s_k)        (and its damping by sqrt(sigma_k): the same damping ratio)
+    K = K^1/2 V diag(sigma) V^T K^1/2,   D = 2 zeta K^1/2 V diag(sqrt(sigma s)) V^T K^1/2
+(V, s the eigenvectors and eigenvalues above): the fast modes (a light wrist's rotation) are
+bounded at w, the others (the translation a user pushes) keep the configured stiffness; with
+w the default gains' discrete-time design bandwidth (gains.design_bandwidth: 45 deg and a
 gain margin of 2 at expected_state_period and expected_delay; cartesian_stiffness is an upper
 bound), times the controller's feedback scale (age guard, oscillation). Lambda comes damped near singularities
 (dynamics.operational_space_inertia), so nothing here divides by a vanishing number.
@@ -142,16 +146,18 @@ class CartesianImpedance:
         return (2.0 * self.zeta) * K_outer * sqrt_psd(Lambda / K_outer)
 
     def task_gains(self, Lambda, scale=1.0):
-        """(sigma K, sqrt(sigma) D): the stiffness and damping bounded by the bandwidth
-        scale * max_bandwidth (module doc)."""
+        """(K, D) as 6 x 6 matrices: each task-space mode faster than the bandwidth
+        scale * max_bandwidth softened to it, the others as configured (module doc)."""
         K_outer = self._K_root_outer
         s, V = np.linalg.eigh(Lambda / K_outer)
         s = np.maximum(s, 0.0)
-        D = (2.0 * self.zeta) * K_outer * ((V * np.sqrt(s)) @ V.T)
         w = scale * self.max_bandwidth
-        sigma = min(1.0, w * w * float(s[0])) if math.isfinite(w) else 1.0
-        self.stiffness_scale = sigma
-        return (self.K, D) if sigma == 1.0 else (sigma * self.K, math.sqrt(sigma) * D)
+        sigma = np.minimum(1.0, w * w * s) if math.isfinite(w) else np.ones_like(s)
+        self.stiffness_scale = float(sigma.min())
+        # in the modes' coordinates: stiffness sigma_k, damping 2 zeta sqrt(sigma_k s_k)
+        K = K_outer * ((V * sigma) @ V.T)
+        D = (2.0 * self.zeta) * K_outer * ((V * np.sqrt(sigma * s)) @ V.T)
+        return K, D
 
     def torques(self, model, q, qd, now, scale=1.0):
         """(feedforward C qd + G, feedback J^T F + N tau_n), model order, on `model` (the
@@ -168,7 +174,7 @@ class CartesianImpedance:
         e = np.concatenate([e_o, e_p])
         f_d = self.wrench(now)
         K, D = self.task_gains(Lambda, scale)
-        F = K * e - D @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
+        F = K @ e - D @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
         # J^T F + N tau_n = J^T (F - Jbar^T tau_n) + tau_n,  Jbar^T = Lambda J H^-1
         K_n, D_n = (self.K_n, self.D_n) if scale == 1.0 else (scale * scale * self.K_n, scale * self.D_n)
         tau_n = K_n * position_error(self.posture, q, self.continuous) - D_n * qd
