@@ -12,6 +12,7 @@ from rbd_control.control.errors import TrajectoryError
 from rbd_control.control.laws.cartesian_mode import checked_pose, checked_wrench
 from rbd_control.control.trajectory.message import JointTrajectory
 from rbd_control.control.trajectory.validation import check_goal
+from rbd_control.dynamics import operational_space_inertia
 from rbd_control.params.bounds import finite
 from rbd_control.params.controller import TRACKING_MODES
 
@@ -84,6 +85,15 @@ class GoalInputs:
         origin), ramped in; TrajectoryError with the reason if rejected."""
         self._check_cartesian_goal(now)
         self._cartesian.set_wrench_target(checked_wrench(wrench), now)
+
+    def cartesian_stiffness(self, q):
+        """The 6 x 6 task stiffness cartesian_impedance applies at q (model order; [omega; v]
+        rows and columns, world axes): cartesian_stiffness with the task-space modes faster
+        than the loop's design bandwidth softened to it (laws/cartesian.py)."""
+        if self._cartesian is None:
+            raise TrajectoryError("no cartesian_impedance law: ee_link is not set")
+        Lambda = operational_space_inertia(self.model, q, self._cartesian.ee_link).Lambda
+        return self._cartesian.task_gains(Lambda, self.feedback_scale)[0]
 
     @property
     def cartesian_state(self):

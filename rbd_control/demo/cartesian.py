@@ -1,8 +1,9 @@
 """The demo's Cartesian phase: in cartesian_impedance the end effector is sent by ~/target_pose
 to a work pose (the home pose has tool0 almost above the shoulder axis, close to a singularity
 where Lambda is damped and the posture spring leaks into the task), then MuJoCo pushes it
-with a known force through rbd_mujoco_sim's ~/external_wrench: the arm yields by F/K and
-springs back when the push ends. Recorded from the controller's ~/current_pose (sim time).
+with a known force through rbd_mujoco_sim's ~/external_wrench: the arm yields by K^-1 F (the
+spring the controller applies: cartesian_stiffness with the task-space modes faster than the
+loop's design bandwidth softened, laws/cartesian.py) and springs back when the push ends. Recorded from the controller's ~/current_pose (sim time).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ MOVE_TIMEOUT_S = 15.0                  # sim s to reach the work pose (within SE
 SETTLED_M = 1e-3
 HOLD_S, PUSH_S, RELEASE_S = 1.0, 3.0, 3.0
 AVERAGE_S = 0.5                        # steady values: the mean over the last 0.5 s
-MAX_YIELD_ERROR = 0.05                 # |displacement - F/K| <= 5 % of F/K per pushed axis
+MAX_YIELD_ERROR = 0.05                 # |displacement - K^-1 F| <= 5 % of K^-1 F per pushed axis
 MAX_SPRING_BACK = 1e-4                 # m left after the release
 
 
@@ -30,7 +31,7 @@ MAX_SPRING_BACK = 1e-4                 # m left after the release
 class CartesianResult:
     time: np.ndarray          # s since the arm settled at the work pose
     displacement: np.ndarray  # (samples, 3) m, from the pose before the push
-    expected: np.ndarray      # F/K per axis, m
+    expected: np.ndarray      # K^-1 F per axis, m (expected_displacement)
     yielded: np.ndarray       # steady displacement under the push
     residual: np.ndarray      # steady displacement after the release
 
@@ -79,7 +80,7 @@ class CartesianPhase:
     def _latest(self) -> np.ndarray:
         return self._poses[max(self._poses)] if self._poses else np.full(3, np.inf)
 
-    def run(self, model, stiffness) -> CartesianResult:
+    def run(self, model, stiffness, loop) -> CartesianResult:
         phase, demo = "cartesian_impedance", self.demo
         demo.set_mode(phase)
         demo.wait_for_sim_time(demo.recorder.sim_time + 0.2, phase)
@@ -108,9 +109,9 @@ class CartesianPhase:
         end = start + HOLD_S + PUSH_S + RELEASE_S
         demo.wait_for_sim_time(end, phase)
         demo.windows[phase] = (start, end)
-        return self._result(start, np.asarray(stiffness, dtype=float)[:3])
+        return self._result(start, expected_displacement(model, stiffness, loop))
 
-    def _result(self, start, translational_stiffness) -> CartesianResult:
+    def _result(self, start, expected) -> CartesianResult:
         keys = sorted(k for k in self._poses if k * 1e-9 >= start)
         t = np.array([k * 1e-9 for k in keys]) - start
         p = np.array([self._poses[k] for k in keys])
@@ -120,14 +121,29 @@ class CartesianPhase:
             return p[(t > until - AVERAGE_S) & (t <= until)].mean(axis=0)
 
         rest = steady(push)
-        return CartesianResult(t, p - rest, PUSH_FORCE / translational_stiffness,
+        return CartesianResult(t, p - rest, expected,
                                steady(release) - rest, steady(t[-1]) - rest)
+
+
+def expected_displacement(model, stiffness, loop) -> np.ndarray:
+    """How far PUSH_FORCE moves tool0 at the work pose under the spring the controller applies
+    there: the ROS-free Controller with the node's stiffness and loop parameters (loop: the
+    lock-step loop's, or {} for the defaults), its task stiffness K at the work pose (the modes
+    faster than the loop's design bandwidth softened), x = K^-1 [0; F]."""
+    from rbd_control.control import Controller, ControllerConfig
+
+    controller = Controller(model, ControllerConfig(
+        mode="cartesian_impedance", ee_link=EE_LINK, cartesian_stiffness=list(stiffness), **loop))
+    q = np.array([WORK_JOINTS[j] for j in model.joint_names])
+    controller.update(0.0, model.joint_names, q, np.zeros(model.nq))
+    K = controller.cartesian_stiffness(q)          # [omega; v] rows and columns
+    return np.linalg.solve(K, np.concatenate([np.zeros(3), PUSH_FORCE]))[3:]
 
 
 def summary(result: CartesianResult) -> str:
     mm = 1e3
     return (f"cartesian_impedance: pushed {EE_LINK} with F = {PUSH_FORCE} N for {PUSH_S:g} s\n"
-            f"  displacement {np.round(result.yielded * mm, 3)} mm, F/K {np.round(result.expected * mm, 3)}"
+            f"  displacement {np.round(result.yielded * mm, 3)} mm, K^-1 F {np.round(result.expected * mm, 3)}"
             f" mm; after release {np.round(result.residual * mm, 4)} mm")
 
 
@@ -136,7 +152,7 @@ def problems(result: CartesianResult) -> list[str]:
     pushed = PUSH_FORCE != 0
     error = np.abs(result.yielded - result.expected)[pushed] / np.abs(result.expected[pushed])
     if not np.all(error <= MAX_YIELD_ERROR):
-        out.append(f"cartesian_impedance yielded {result.yielded} m under the push, F/K is "
+        out.append(f"cartesian_impedance yielded {result.yielded} m under the push, K^-1 F is "
                    f"{result.expected} m (limit {MAX_YIELD_ERROR:.0%})")
     if not np.linalg.norm(result.residual) <= MAX_SPRING_BACK:
         out.append(f"cartesian_impedance did not spring back: {result.residual} m left")
@@ -156,11 +172,11 @@ def write_plot(output: Path, result: CartesianResult) -> Path:
                 label=f"{name} displacement")
         if PUSH_FORCE[axis]:
             ax.hlines(result.expected[axis] * 1e3, HOLD_S, HOLD_S + PUSH_S, colors=f"C{axis}",
-                      linestyles="--", label=f"F{name}/K{name}")
+                      linestyles="--", label=f"(K^-1 F){name}")
     ax.axvspan(HOLD_S, HOLD_S + PUSH_S, color="0.9", label=f"push {PUSH_FORCE} N")
     ax.set_xlabel("time since the arm settled at the work pose [s]")
     ax.set_ylabel(f"{EE_LINK} displacement [mm]")
-    ax.set_title("cartesian_impedance: MuJoCo pushes the end effector, it yields by F/K and springs back")
+    ax.set_title("cartesian_impedance: MuJoCo pushes the end effector, it yields by K^-1 F and springs back")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize=8)
     path = output / "cartesian_impedance_push.png"

@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Sequence
 
 from rbd_control.bringup.launcher import make_description_publisher
-from rbd_control.bringup.processes import Bringup, BringupConfig, find_config_file
-from rbd_control.bringup.processes import controller_parameters
+from rbd_control.bringup.processes import (Bringup, BringupConfig, find_config_file, lockstep_loop,
+                                           controller_parameters)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, TRACKING_MODES
-from rbd_control.demo import cartesian
-from rbd_control.demo import __doc__ as DEMO_DOC
-from rbd_control.demo import identify_report
+from rbd_control.demo import cartesian, __doc__ as DEMO_DOC, identify_report
 from rbd_control.demo.identify import (MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN,
                                        IdentificationPhase)
 from rbd_control.demo.plots import write_plots
@@ -91,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
                 for mode in TRACKING_MODES:
                     demo.track(mode, DEFAULT_ARM_HOME)
                 push = push_phase.run(model, controller_parameters(config.config_file).get(
-                    "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"))
+                    "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"),
+                    lockstep_loop(config.lockstep))
             demo.recorder.close()   # the next simulators start their clocks at 0 again
             if not args.skip_identification:
                 identified = IdentificationPhase(node, executor, config, description,
