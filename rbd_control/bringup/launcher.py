@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
 
-    from rbd_control.ros.run import ros_session
+    from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
     with ros_session("rbd_bringup", args=[]) as (node, executor):
@@ -170,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 while args.duration is None or time.monotonic() - started < args.duration:
                     executor.spin_once(timeout_sec=0.05)
+                    if not node.context.ok():   # Ctrl-C or SIGTERM (run.ros_session)
+                        break
                     bringup.check_alive()
                     # Send only once the controller answers states: before that it would refuse.
                     if not sent and watcher.commands > 100:
@@ -187,9 +189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (KeyboardInterrupt, ExternalShutdownException):
                 pass
             except RuntimeError as error:
-                print(f"rbd_bringup: {error}", file=sys.stderr)
-                return 1
-    return 0
+                # rclpy's RCLError ("context is not valid") when a signal shut it down mid-wait
+                if node.context.ok():
+                    print(f"rbd_bringup: {error}", file=sys.stderr)
+                    return 1
+    return exit_if_signalled(0)
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ class NodeProcess:
     def __init__(self, name: str, module: str, ros_args: Sequence[str], log_path: Path) -> None:
         self.name = name
         self.log_path = log_path
+        self._interrupted = False
         self._log = open(log_path, "w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", module, "--ros-args", *ros_args],
@@ -107,15 +108,20 @@ class NodeProcess:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def stop(self, timeout: float = 5.0) -> int:
-        """SIGINT for a clean rclpy shutdown; SIGKILL if it does not end in time."""
-        if self.alive():
+    def interrupt(self) -> None:
+        """SIGINT, as Ctrl-C or launch would send it: a clean rclpy shutdown."""
+        if self.alive() and not self._interrupted:
+            self._interrupted = True
             self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+
+    def stop(self, timeout: float = 5.0) -> int:
+        """SIGINT (unless interrupt() sent it), wait; SIGKILL if it does not end in time."""
+        self.interrupt()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self._log.close()
         return self.process.returncode
 
@@ -206,6 +212,9 @@ class Bringup:
                 )
 
     def stop(self) -> None:
-        for child in (self.controller, self.simulator):
-            if child is not None:
-                child.stop()
+        # both at once, then wait: each takes up to a second to end under load
+        children = [c for c in (self.controller, self.simulator) if c is not None]
+        for child in children:
+            child.interrupt()
+        for child in children:
+            child.stop()
