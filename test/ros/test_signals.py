@@ -21,7 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, node_environment
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # test/: by_path
+from by_path import load  # noqa: E402
+
+# every test folder's conftest is a module named `conftest`: reach this one by its path
+ros_fixtures = load('ros/conftest.py', 'rbd_test_ros_fixtures')
+REPO, node_environment = ros_fixtures.REPO, ros_fixtures.node_environment
 
 END_WITHIN_S = 2.0
 START_TIMEOUT_S = 240.0     # all cases start at once on a shared 2-core machine
