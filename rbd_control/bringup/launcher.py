@@ -31,7 +31,9 @@ from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, Bringup
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.params.controller import MODES
-from rbd_control.ros.conversions import joint_trajectory_msg, seconds
+
+# rbd_control.ros.conversions is imported where it is used: it loads the dynamics kernels
+# (numba compiles them on a fresh install's first start, minutes), and --help must not wait.
 
 
 # --- in-process nodes --------------------------------------------------------------
@@ -72,6 +74,7 @@ class _LoopWatcher:
         if time.monotonic() - self._reported_at < period or self.last_state is None:
             return
         self._reported_at = time.monotonic()
+        from rbd_control.ros.conversions import seconds
         stamp = self.last_state.header.stamp
         print(
             f"rbd_bringup: sim t = {seconds(stamp):7.2f} s, "
@@ -152,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
 
+    from rbd_control.ros.conversions import joint_trajectory_msg
     from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
