@@ -57,6 +57,8 @@ setup(
             'rbd_mujoco_sim = rbd_control.cli.simulator:main',
             'rbd_bringup = rbd_control.bringup.launcher:main',
             'rbd_identify = rbd_control.identification.cli:main',
+            # /robot_description without robot_state_publisher (arm.launch.py)
+            'rbd_description_publisher = rbd_control.ros.description_publisher:main',
         ],
     },
 )

@@ -39,17 +39,6 @@ from rbd_control.params.controller import MODES
 # --- in-process nodes --------------------------------------------------------------
 
 
-def make_description_publisher(node, urdf: str):
-    """Publish `urdf` on /robot_description the way robot_state_publisher does."""
-    from std_msgs.msg import String
-
-    from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
-
-    publisher = node.create_publisher(String, "/robot_description", ROBOT_DESCRIPTION_QOS)
-    publisher.publish(String(data=urdf))
-    return publisher
-
-
 class _LoopWatcher:
     """Counts states and commands so the user sees the loop is closed (a line every 2 s)."""
 
@@ -156,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from trajectory_msgs.msg import JointTrajectory
 
     from rbd_control.ros.conversions import joint_trajectory_msg
+    from rbd_control.ros.description_publisher import make_description_publisher
     from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings

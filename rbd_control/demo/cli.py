@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.launcher import make_description_publisher
 from rbd_control.bringup.processes import Bringup, BringupConfig, find_config_file
 from rbd_control.bringup.processes import controller_parameters
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, TRACKING_MODES
@@ -21,6 +20,7 @@ from rbd_control.demo.report import (MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_r
 from rbd_control.demo.run import DemoRun
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
+from rbd_control.ros.description_publisher import make_description_publisher
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -118,7 +118,7 @@ class MujocoSimNode(Node):
         self._pacer = None
         if not self._lockstep:
             self._pacer = Pacer(p("timestep") / p("real_time_factor"), self._tick_real_time,
-                                self._loop_failed)
+                                self._loop_failed, self.context.ok)
             self._pacer.start()
 
     def destroy_node(self):

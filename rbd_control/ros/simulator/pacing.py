@@ -21,10 +21,12 @@ class Pacer:
     """tick() every `period` seconds, from start() to stop(); a late tick is not made up
     (tick itself decides how far the physics has to go)."""
 
-    def __init__(self, period: float, tick: Callable[[], None], on_error: Callable[[Exception], None]):
+    def __init__(self, period: float, tick: Callable[[], None],
+                 on_error: Callable[[Exception], None], alive: Callable[[], bool]):
         self._period = period
         self._tick = tick
         self._on_error = on_error
+        self._alive = alive          # false once the node's context is shut down (a signal)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rbd_sim_pacer", daemon=True)
 
@@ -48,7 +50,7 @@ class Pacer:
             try:
                 self._tick()
             except Exception as error:   # the node going down, or a bug: report, go on
-                if self._stop.is_set():
+                if self._stop.is_set() or not self._alive():
                     return
                 self._on_error(error)
                 self._stop.wait(0.1)     # a lasting fault must not spin a core
