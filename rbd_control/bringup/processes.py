@@ -48,7 +48,7 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
             pass
     except ImportError:
         pass
-    source = Path(__file__).resolve().parent.parent / relative
+    source = Path(__file__).resolve().parents[2] / relative   # the checkout: rbd_control/bringup/..
     if source.is_file():
         return source
     raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control nor in {source.parent}")

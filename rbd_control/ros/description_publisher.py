@@ -43,9 +43,20 @@ class DescriptionPublisher(Node):
         self.get_logger().info(f"publishing {TOPIC} ({len(urdf)} characters, transient_local)")
 
 
+USAGE = """usage: rbd_description_publisher --ros-args -p robot_description:=\"$(cat robot.urdf)\"
+
+Publishes robot_description on /robot_description (std_msgs/String, transient_local), as
+robot_state_publisher does, without TF.
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    return spin_node("rbd_description_publisher", DescriptionPublisher,
-                     argv if argv is not None else sys.argv)
+    argv = list(argv if argv is not None else sys.argv)
+    ours = argv[:argv.index("--ros-args")] if "--ros-args" in argv else argv
+    if "-h" in ours or "--help" in ours:
+        sys.stdout.write(USAGE)
+        return 0
+    return spin_node("rbd_description_publisher", DescriptionPublisher, argv)
 
 
 if __name__ == "__main__":
