@@ -4,21 +4,23 @@
 # the Jazzy suite (RBD_KILTED=0 skips it).
 #   KILTED_VENV   where the Kilted environment lives (default: .venv-kilted in the repo)
 #   PYTHON        the interpreter to build it from (default: python3.11: Kilted's wheels are cp311)
-# Measured on a loaded 2-core machine: ~1 min to create the venv once, ~2 min for the tests.
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${KILTED_VENV:-$repo/.venv-kilted}"
 python="${PYTHON:-python3.11}"
 
 # The tests that touch rclpy through the nodes; everything below ros/ imports no rclpy and
-# runs the same on both distributions (test/test_layout.py enforces that).
+# runs the same on both distributions (test/test_layout.py enforces that). The action server
+# is test_follow_joint_trajectory (control_msgs built below); the node without control_msgs
+# and the 1 kHz throughput test (a measurement, not an API) stay Jazzy-only, for time.
 KILTED_TESTS=(
     test/ros/test_signals.py
     test/sim/test_prompt_services.py
     test/ros/test_controller_node.py
-    test/ros/test_trajectory_action.py
     test/sim/test_in_the_loop.py
     test/sim/test_follow_joint_trajectory.py
+    --deselect
+    test/ros/test_controller_node.py::test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced
 )
 
 if [ ! -x "$venv/bin/python" ]; then
