@@ -2,7 +2,7 @@
 
     ros2 launch rbd_control arm.launch.py [mode:=computed_torque] [sim:=none|mujoco|dart|gazebo]
                                           [description_file:=/path/to/robot.urdf.xacro]
-                                          [name:=value ...]
+                                          [robot_state_publisher:=true|false] [name:=value ...]
 
 description_file is a .urdf, or a .xacro expanded by xacro (its Python API, through
 rbd_control.description.files) with every name:=value given to `ros2 launch` that is not
@@ -10,7 +10,9 @@ one of this file's arguments - as `xacro FILE name:=value` would.
 
 robot_state_publisher publishes the URDF on /robot_description (transient_local);
 rbd_controller reads it from there, listens to /joint_states and publishes
-/effort_controller/commands.
+/effort_controller/commands. robot_state_publisher:=false publishes it with rbd_control's own
+rbd_description_publisher instead (the same message, no TF), for an install without
+robot_state_publisher.
 
 sim:=none     hardware (or anything else) provides /joint_states and consumes the
               commands through ros2_control's effort_controller.
@@ -38,7 +40,8 @@ DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 CONTROLLER_CONFIG = 'config/arm_controller.yaml'
 GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
 SIMULATORS = ('none', 'mujoco', 'dart', 'gazebo')
-ARGUMENTS = ('mode', 'sim', 'description_file')
+ARGUMENTS = ('mode', 'sim', 'description_file', 'robot_state_publisher')
+BOOLEANS = ('true', 'false')
 
 
 def share_path(relative):
@@ -64,17 +67,24 @@ def launch_setup(context):
     mode = choose(context, 'mode', MODES)
     sim = choose(context, 'sim', SIMULATORS)
     use_sim_time = sim != 'none'
-
-    actions = [
-        Node(
+    description = ParameterValue(robot_description(context), value_type=str)
+    if choose(context, 'robot_state_publisher', BOOLEANS) == 'true':
+        publisher = Node(
             package='robot_state_publisher',
             executable='robot_state_publisher',
-            parameters=[{
-                'robot_description': ParameterValue(robot_description(context), value_type=str),
-                'use_sim_time': use_sim_time,
-            }],
+            parameters=[{'robot_description': description, 'use_sim_time': use_sim_time}],
             output='screen',
-        ),
+        )
+    else:
+        publisher = Node(
+            package=PACKAGE,
+            executable='rbd_description_publisher',
+            parameters=[{'robot_description': description}],
+            output='screen',
+        )
+
+    actions = [
+        publisher,
         Node(
             package=PACKAGE,
             executable='rbd_controller',
@@ -95,7 +105,7 @@ def launch_setup(context):
     elif sim == 'gazebo':
         actions.append(IncludeLaunchDescription(
             PythonLaunchDescriptionSource(share_path(GAZEBO_LAUNCH)),
-            # this file already runs robot_state_publisher
+            # this file already publishes the description
             launch_arguments={'robot_state_publisher': 'false'}.items(),
         ))
     return actions
@@ -107,6 +117,10 @@ def generate_launch_description():
                               description='control law: ' + ' | '.join(MODES)),
         DeclareLaunchArgument('sim', default_value='none',
                               description='simulator: ' + ' | '.join(SIMULATORS)),
+        DeclareLaunchArgument('robot_state_publisher', default_value='true',
+                              description='true: robot_state_publisher publishes '
+                                          '/robot_description (and TF); false: '
+                                          'rbd_description_publisher (no TF)'),
         DeclareLaunchArgument('description_file', default_value='',
                               description='.urdf or .xacro file (other name:=value are its '
                                           'xacro arguments); empty: the default arm'),

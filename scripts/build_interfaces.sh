@@ -48,7 +48,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 echo "build_interfaces: control_msgs is missing; building interfaces/control_msgs into $venv (~30-90 s)"
-"$python" -m pip install -q -r "$repo/requirements/build.txt"
+# BUILD_REQUIREMENTS: the toolchain of another distribution (requirements/kilted-build.txt)
+"$python" -m pip install -q -r "${BUILD_REQUIREMENTS:-$repo/requirements/build.txt}"
 
 # Repoint the wheels' exported include paths to this interpreter (idempotent: once rewritten,
 # the pattern no longer matches).

@@ -34,21 +34,12 @@ from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.params.controller import MODES
 from rbd_control.params.simulator import ENGINES
-from rbd_control.ros.conversions import joint_trajectory_msg, seconds
+
+# rbd_control.ros.conversions is imported where it is used: it loads the dynamics kernels
+# (numba compiles them on a fresh install's first start, minutes), and --help must not wait.
 
 
 # --- in-process nodes --------------------------------------------------------------
-
-
-def make_description_publisher(node, urdf: str):
-    """Publish `urdf` on /robot_description the way robot_state_publisher does."""
-    from std_msgs.msg import String
-
-    from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
-
-    publisher = node.create_publisher(String, "/robot_description", ROBOT_DESCRIPTION_QOS)
-    publisher.publish(String(data=urdf))
-    return publisher
 
 
 class _LoopWatcher:
@@ -75,6 +66,7 @@ class _LoopWatcher:
         if time.monotonic() - self._reported_at < period or self.last_state is None:
             return
         self._reported_at = time.monotonic()
+        from rbd_control.ros.conversions import seconds
         stamp = self.last_state.header.stamp
         print(
             f"rbd_bringup: sim t = {seconds(stamp):7.2f} s, "
@@ -163,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
 
-    from rbd_control.ros.run import ros_session
+    from rbd_control.ros.conversions import joint_trajectory_msg
+    from rbd_control.ros.description_publisher import make_description_publisher
+    from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
     with ros_session("rbd_bringup", args=[]) as (node, executor):
@@ -181,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 while args.duration is None or time.monotonic() - started < args.duration:
                     executor.spin_once(timeout_sec=0.05)
+                    if not node.context.ok():   # Ctrl-C or SIGTERM (run.ros_session)
+                        break
                     bringup.check_alive()
                     # Send only once the controller answers states: before that it would refuse.
                     if not sent and watcher.commands > 100:
@@ -198,9 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (KeyboardInterrupt, ExternalShutdownException):
                 pass
             except RuntimeError as error:
-                print(f"rbd_bringup: {error}", file=sys.stderr)
-                return 1
-    return 0
+                # rclpy's RCLError ("context is not valid") when a signal shut it down mid-wait
+                if node.context.ok():
+                    print(f"rbd_bringup: {error}", file=sys.stderr)
+                    return 1
+    return exit_if_signalled(0)
 
 
 if __name__ == "__main__":

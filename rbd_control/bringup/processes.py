@@ -62,7 +62,7 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
             pass
     except ImportError:
         pass
-    source = Path(__file__).resolve().parent.parent / relative
+    source = Path(__file__).resolve().parents[2] / relative   # the checkout: rbd_control/bringup/..
     if source.is_file():
         return source
     raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control nor in {source.parent}")
@@ -111,6 +111,7 @@ class NodeProcess:
     def __init__(self, name: str, module: str, ros_args: Sequence[str], log_path: Path) -> None:
         self.name = name
         self.log_path = log_path
+        self._interrupted = False
         self._log = open(log_path, "w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", module, "--ros-args", *ros_args],
@@ -122,15 +123,20 @@ class NodeProcess:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def stop(self, timeout: float = 5.0) -> int:
-        """SIGINT for a clean rclpy shutdown; SIGKILL if it does not end in time."""
-        if self.alive():
+    def interrupt(self) -> None:
+        """SIGINT, as Ctrl-C or launch would send it: a clean rclpy shutdown."""
+        if self.alive() and not self._interrupted:
+            self._interrupted = True
             self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+
+    def stop(self, timeout: float = 5.0) -> int:
+        """SIGINT (unless interrupt() sent it), wait; SIGKILL if it does not end in time."""
+        self.interrupt()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self._log.close()
         return self.process.returncode
 
@@ -223,6 +229,9 @@ class Bringup:
                 )
 
     def stop(self) -> None:
-        for child in (self.controller, self.simulator):
-            if child is not None:
-                child.stop()
+        # both at once, then wait: each takes up to a second to end under load
+        children = [c for c in (self.controller, self.simulator) if c is not None]
+        for child in children:
+            child.interrupt()
+        for child in children:
+            child.stop()

@@ -6,9 +6,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.launcher import make_description_publisher
-from rbd_control.bringup.processes import (Bringup, BringupConfig, find_config_file, lockstep_loop,
-                                           controller_parameters)
+from rbd_control.bringup.processes import (Bringup, BringupConfig, controller_parameters,
+                                           find_config_file, lockstep_loop)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, TRACKING_MODES
 from rbd_control.demo import cartesian, __doc__ as DEMO_DOC, identify_report
 from rbd_control.demo.identify import (MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN,
@@ -22,6 +21,7 @@ from rbd_control.params.controller import CONTROLLER_PARAMETERS
 from rbd_control.params.simulator import ENGINES
 
 ENGINE_NAMES = {"mujoco": "MuJoCo", "dart": "DART"}
+from rbd_control.ros.description_publisher import make_description_publisher
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -12,8 +12,10 @@ The executor that runs a node's callbacks is chosen with `--executor KIND` befor
                      taking a MessageInfo (StateLoop.without_info).
 """
 import contextlib
+import os
 import signal
 import sys
+import threading
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -25,41 +27,71 @@ EXECUTORS = ('state_thread', 'single_threaded', 'events')
 DEFAULT_EXECUTOR = 'state_thread'
 
 
+# The signals that end a node: Ctrl-C (a terminal sends it to the whole process group; launch
+# sends its own SIGINT on top, then SIGTERM) and SIGTERM (launch, systemd, docker stop).
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+_SIGNALLED = threading.Event()   # a SIGINT or SIGTERM asked this process to end
+
+
 class _Interrupt:
-    """Ctrl-C without KeyboardInterrupt: rclpy's own signal handler shuts the context down
-    (spin then ends) and chains to this one, which only records it. Python's default
-    handler raises KeyboardInterrupt wherever the main thread is, including inside rclpy's
-    C++ message conversion, which then surfaces as a RuntimeError ("Unable to convert call
-    argument '0' to Python object") out of executor.spin, an exit status of 1."""
+    """Ctrl-C or SIGTERM without KeyboardInterrupt and without a second signal's death.
+
+    rclpy.init installs rclpy's own handler over this one: it shuts the context down (spin
+    then ends) and chains to this one, which only records it. Python's default handler would
+    raise KeyboardInterrupt wherever the main thread is, including inside rclpy's C++
+    message conversion (a RuntimeError, "Unable to convert call argument '0' to Python
+    object", out of executor.spin: exit status 1). rclpy.shutdown uninstalls rclpy's handler,
+    and Python restores SIG_DFL for its own handlers when the interpreter ends: a second
+    signal then (a terminal signals the whole process group, launch signals the node again)
+    ended the process with status -2. So `finish` makes the process deaf to both once a
+    signal has asked it to end (SIG_IGN survives interpreter shutdown); a shutdown that
+    hangs is still ended by SIGKILL, which launch sends after SIGTERM's timeout."""
 
     def __init__(self):
         self.seen = False
+        self._previous = {}
+
+    def install(self):
+        """Before rclpy.init, so that rclpy's handler chains to this one."""
+        for signum in ENDING_SIGNALS:
+            self._previous[signum] = signal.signal(signum, self)
+        return self
 
     def __call__(self, signum, frame):
         self.seen = True
+        _SIGNALLED.set()
+
+    def finish(self):
+        """After rclpy.shutdown: ignore SIGINT and SIGTERM if one came, else as before."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, signal.SIG_IGN if self.seen else previous)
 
 
 def spin_node(program, make_node, args=None, on_created=None):
     """Run one node until Ctrl-C or shutdown; exit status 1 when a start-up parameter is
     unusable (ConfigurationError, printed with `program`), else 0."""
     kind, args = executor_option(sys.argv if args is None else args)
-    interrupt = _Interrupt()
-    signal.signal(signal.SIGINT, interrupt)     # before rclpy.init, which chains to it
+    interrupt = _Interrupt().install()
     rclpy.init(args=args)
     try:
         node = make_node()
     except ConfigurationError as error:
         print(f'{program}: {error}', file=sys.stderr)
         rclpy.try_shutdown()
+        interrupt.finish()
         return 1
     if on_created is not None:
         on_created(node)
+    if interrupt.seen:      # it came before rclpy.init installed rclpy's handler
+        rclpy.try_shutdown()
     loop = getattr(node, 'state_loop', None)      # an intake.StateLoop
     if loop is not None and kind == 'state_thread':
         loop.start()
     elif loop is not None and kind == 'events':
         loop.without_info()
-    with _cleanup(node, kind) as executor:
+    with _cleanup(node, kind, interrupt) as executor:
         try:
             if kind == 'events':
                 # rclpy 7.1.6's EventsExecutor.spin() starves the node's other threads (no
@@ -76,16 +108,32 @@ def spin_node(program, make_node, args=None, on_created=None):
             # valid") instead of ExternalShutdownException. After Ctrl-C, a clean exit.
             if not interrupt.seen and rclpy.ok(context=node.context):
                 raise
-    return 0
+    return exit_if_signalled(0)
+
+
+def exit_if_signalled(status):
+    """`status`, or, when SIGINT or SIGTERM asked this process to end and ROS is shut down,
+    the end of the process now with that status: the standard streams flushed, then os._exit.
+    The interpreter's own teardown of numpy, numba, MuJoCo and rclpy's modules took 1-3 s on
+    a loaded 2-core machine, beyond what launch and a user at a terminal wait for, and none of
+    it matters once the node has shut down."""
+    if not _SIGNALLED.is_set():
+        return status
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 @contextlib.contextmanager
 def ros_session(name, args=None):
     """rclpy initialised (with `args`; None: sys.argv) and one node `name` in a
     single-threaded executor, for a script that drives nodes from its own loop:
-    yields (node, executor), cleans up on exit."""
+    yields (node, executor), cleans up on exit. SIGINT and SIGTERM end its spin (rclpy raises
+    ExternalShutdownException) once; later ones are ignored while the script cleans up."""
+    interrupt = _Interrupt().install()
     rclpy.init(args=args)
-    with _cleanup(rclpy.create_node(name)) as executor:
+    with _cleanup(rclpy.create_node(name), interrupt=interrupt) as executor:
         yield executor.get_nodes()[0], executor
 
 
@@ -109,7 +157,7 @@ def make_executor(kind=DEFAULT_EXECUTOR):
 
 
 @contextlib.contextmanager
-def _cleanup(node, kind=DEFAULT_EXECUTOR):
+def _cleanup(node, kind=DEFAULT_EXECUTOR, interrupt=None):
     executor = make_executor(kind)
     executor.add_node(node)
     try:
@@ -118,3 +166,5 @@ def _cleanup(node, kind=DEFAULT_EXECUTOR):
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+        if interrupt is not None:
+            interrupt.finish()

@@ -49,14 +49,20 @@ _FIRST_DOMAIN, _LAST_DOMAIN = 101, 232
 _domains = itertools.count(random.randint(_FIRST_DOMAIN, _LAST_DOMAIN))
 
 
-@pytest.fixture
-def ros_env():
+def node_environment():
+    """The environment of a node process, on a domain of its own (the next one)."""
     env = _ros_environment(sys.prefix)
     span = _LAST_DOMAIN - _FIRST_DOMAIN + 1
     env['ROS_DOMAIN_ID'] = str(_FIRST_DOMAIN + (next(_domains) - _FIRST_DOMAIN) % span)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
     env['PYTHONUNBUFFERED'] = '1'
+    return env
+
+
+@pytest.fixture
+def ros_env():
+    env = node_environment()
     # rclpy of this process reads the same variables at init.
     for name in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'AMENT_PREFIX_PATH',
                  'RMW_IMPLEMENTATION'):

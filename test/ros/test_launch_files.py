@@ -103,7 +103,10 @@ def test_our_executables_exist_as_console_scripts(launch_file):
 
 def test_every_console_script_points_at_a_main_function():
     scripts = entry_points()
-    assert set(scripts) == {'rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup', 'rbd_identify'}
+    assert set(scripts) == {'rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup', 'rbd_identify',
+                            'rbd_description_publisher'}
+    # a pip install puts a wrapper of each where ros2 run / ros2 launch look (setup.py)
+    assert {p.name for p in (REPO / 'resource' / 'lib').iterdir()} == set(scripts)
     for script, module in scripts.items():
         source = REPO / (module.replace('.', '/') + '.py')
         assert source.is_file(), f'{script} -> {source} does not exist'
@@ -200,7 +203,7 @@ def test_every_ros_package_a_launch_file_uses_is_an_exec_depend(launch_file):
 
 def test_every_ros_package_the_nodes_import_is_an_exec_depend():
     imported = set()
-    for source in (REPO / 'rbd_control' / 'ros').rglob('*.py'):
+    for source in (REPO / 'rbd_control' / 'ros').rglob('*.py'):   # every node is under ros/
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module.split('.')[0])
@@ -233,3 +236,46 @@ def test_description_file_is_read_by_the_shared_reader_with_xacro_arguments(laun
     calls = {getattr(node.func, 'id', None) for node in ast.walk(tree)
              if isinstance(node, ast.Call)}
     assert 'description_for_launch' in calls and 'open' not in calls
+
+
+def test_arm_launch_robot_state_publisher_argument_chooses_the_description_publisher():
+    """robot_state_publisher:=true (default) or false: either node gets the description."""
+    tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
+    constants = module_constants(tree)
+    assert 'robot_state_publisher' in constants['ARGUMENTS']    # not a xacro argument
+    assert constants['BOOLEANS'] == ('true', 'false')
+    declared = {call.args[0].value: {k.arg: k.value for k in call.keywords}
+                for call in ast.walk(tree) if isinstance(call, ast.Call)
+                and getattr(call.func, 'id', '') == 'DeclareLaunchArgument'}
+    assert declared['robot_state_publisher']['default_value'].value == 'true'
+    publishers = {}
+    for call in node_calls(tree):
+        executable = literal_or_constant(call['executable'], constants)
+        if executable in ('robot_state_publisher', 'rbd_description_publisher'):
+            keys = {k.value for node in ast.walk(call['parameters'])
+                    if isinstance(node, ast.Dict) for k in node.keys}
+            publishers[executable] = (literal_or_constant(call['package'], constants), keys)
+    assert publishers['robot_state_publisher'][0] == 'robot_state_publisher'
+    assert publishers['rbd_description_publisher'][0] == 'rbd_control'
+    assert all('robot_description' in keys for _, keys in publishers.values())
+
+
+def test_rbd_description_publisher_latches_the_description(ros_node, spawn_node):
+    """What robot_state_publisher:=false starts: a late subscriber still gets the URDF."""
+    from std_msgs.msg import String
+
+    from ros_helpers import LATCHED
+    urdf = (REPO / 'rbd_control' / 'description' / 'rbd_arm.urdf').read_text()
+    node = spawn_node('rbd_control.ros.description_publisher', {'robot_description': urdf},
+                      node_name='rbd_description_publisher')
+    node.wait_for_log('publishing /robot_description', 60.0)
+    received = ros_node.collect(String, '/robot_description', LATCHED)   # after it published
+    ros_node.wait_for(lambda: received, 20.0, 'the latched /robot_description')
+    assert received[0].data == urdf
+    assert node.stop() == 0
+
+
+def test_rbd_description_publisher_refuses_an_empty_description(spawn_node):
+    node = spawn_node('rbd_control.ros.description_publisher', node_name='rbd_description_publisher')
+    assert node.process.wait(60) == 1
+    assert 'robot_description is empty' in node.log()

@@ -14,6 +14,11 @@ the GIL for long; waiting for the answer releases it. The helper is started by `
 on first use) and reused; if it dies or takes longer than TIMEOUT_S, the description is
 refused with that reason and a new helper is started on the next use.
 
+The helper lives in a session of its own: a terminal's Ctrl-C (or launch's SIGINT to the
+group) reaches the node, not the helper, which would otherwise print a KeyboardInterrupt
+traceback from its blocking read. It ends when its requests pipe closes: the node closes it
+on shutdown, and the kernel does when the node dies in any way (SIGKILL included).
+
 No rclpy here (ModelSource uses it).
 """
 from __future__ import annotations
@@ -73,7 +78,7 @@ def serve():
     while True:
         try:
             text = _read_frames(requests)
-        except EOFError:
+        except (EOFError, OSError):    # the node has gone
             return
         try:
             status, answer = b"+", _reduce(text)
@@ -81,8 +86,11 @@ def serve():
             status, answer = b"-", str(error)
         except Exception as error:  # urdf_parser_py raises more than ModelError on bad XML
             status, answer = b"-", f"{type(error).__name__}: {error}"
-        answers.write(status)
-        _write_frames(answers, answer)
+        try:
+            answers.write(status)
+            _write_frames(answers, answer)
+        except OSError:                 # BrokenPipeError: the node went while we parsed
+            return
 
 
 class DescriptionPrepass:
@@ -122,7 +130,7 @@ class DescriptionPrepass:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", _SERVE],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
 
     def _stop(self):
         if self._process is not None:

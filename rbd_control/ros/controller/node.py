@@ -95,6 +95,7 @@ class ControllerNode(Node):
         # thread and, while that one is stuck, by the keepalive's watchdog (guarded_inputs.py)
         self._lock = threading.RLock()
         self._watchdog_beat = time.monotonic()
+        self._states = None             # StatePath, below; the keepalive may run before it
         self._controller = None
         self._joints = frozenset(explicit) if explicit else None  # what gains.<joint> may name
         self._model_warnings = ()       # load warnings of the model in use
@@ -239,7 +240,7 @@ class ControllerNode(Node):
     def _run_watchdog(self):
         """The watchdog's check; also run by the keepalive thread when the executor is stuck."""
         with self._lock:
-            if self._controller is None or not self._states.seen:
+            if self._controller is None or self._states is None or not self._states.seen:
                 return
             try:
                 command = self._controller.check_watchdog(self._control_time())

@@ -10,13 +10,16 @@ The physics is Simulator.set_external_wrench (MuJoCo xfrc_applied); this is the 
 """
 from __future__ import annotations
 
+import contextlib
+
 from geometry_msgs.msg import WrenchStamped
 
 
 class ExternalWrenchTopic:
-    def __init__(self, node, simulator) -> None:
+    def __init__(self, node, simulator, lock=None) -> None:
         self._node = node
         self._simulator = simulator    # () -> Simulator or None
+        self._lock = lock or contextlib.nullcontext()   # the node's, around the simulator
         node.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
 
     def _on_wrench(self, msg: WrenchStamped) -> None:
@@ -26,7 +29,8 @@ class ExternalWrenchTopic:
             return
         f, t = msg.wrench.force, msg.wrench.torque
         try:
-            sim.set_external_wrench(msg.header.frame_id, (f.x, f.y, f.z), (t.x, t.y, t.z))
+            with self._lock:
+                sim.set_external_wrench(msg.header.frame_id, (f.x, f.y, f.z), (t.x, t.y, t.z))
         except (KeyError, ValueError) as error:
             self._node.get_logger().warning(f"external wrench refused: {error}")
             return

@@ -38,7 +38,9 @@ controller is still starting (Gazebo would let it fall).
 """
 from __future__ import annotations
 
+import functools
 import sys
+import threading
 import time
 
 import mujoco
@@ -49,11 +51,13 @@ from std_msgs.msg import Float64, Float64MultiArray, String
 
 from rbd_control.control.throttle import LOG_PERIOD_S, ThrottledWarnings
 from rbd_control.params.simulator import SIM_PARAMETERS
+from rbd_control.ros.controller.intake import StateLoop
 from rbd_control.ros.conversions import time_msg
 from rbd_control.ros.parameter_binding import ConfigurationError, declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
+from rbd_control.ros.simulator.pacing import Pacer
 from rbd_control.sim.mujoco_model import Obstacle
 from rbd_control.sim.plant import Payload
 from rbd_control.sim.simulator import Simulator
@@ -66,6 +70,16 @@ from rbd_control.sim.simulator import Simulator
 # (bench/delay_margin.py). Gazebo and MuJoCo's `simulate` likewise run slower than real time
 # rather than skip ahead when they cannot keep up.
 MAX_STEPS_PER_STATE = 2
+
+
+def _locked(method):
+    """Run `method` under the node's lock: the simulator is used by the stepping thread (the
+    pacer or the command loop) and by the executor's callbacks."""
+    @functools.wraps(method)
+    def under_lock(self, *args):
+        with self._lock:
+            return method(self, *args)
+    return under_lock
 
 
 class MujocoSimNode(Node):
@@ -85,21 +99,39 @@ class MujocoSimNode(Node):
         self._plant = _plant_class(p("engine"))
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
+        self._lock = threading.RLock()   # around the simulator, see pacing.py
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
         self._latency_pub = (
             self.create_publisher(Float64, "~/command_latency", 100) if p("publish_latency") else None
         )
-        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, 10)
+        # commands on a thread of their own (run.spin_node starts a node's `state_loop`):
+        # lockstep steps there, and the executor stays free for requests (pacing.py)
+        self.state_loop = StateLoop(
+            lambda group: self.create_subscription(
+                Float64MultiArray, p("command_topic"), self._on_command, 10, callback_group=group),
+            Float64MultiArray, self._on_command, self.context, self._loop_failed)
         self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
-        ExternalWrenchTopic(self, lambda: self._sim)
+        ExternalWrenchTopic(self, lambda: self._sim, self._lock)
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)
         self._resync_timer = self.create_timer(p("lockstep_resync_window"), self._end_resync)
         self._resync_timer.cancel()
+        self._pacer = None
         if not self._lockstep:
-            self.create_timer(p("timestep") / p("real_time_factor"), self._tick_real_time)
+            self._pacer = Pacer(p("timestep") / p("real_time_factor"), self._tick_real_time,
+                                self._loop_failed, self.context.ok)
+            self._pacer.start()
+
+    def destroy_node(self):
+        if self._pacer is not None:
+            self._pacer.stop()
+        self.state_loop.stop()
+        return super().destroy_node()
+
+    def _loop_failed(self, error: Exception) -> None:
+        self._warn("loop_failed", f"stepping failed: {type(error).__name__}: {error}")
 
     # --- parameters -----------------------------------------------------------
 
@@ -129,6 +161,7 @@ class MujocoSimNode(Node):
         # new description later (a different robot) is honoured, like controller_manager.
         self.create_subscription(String, "/robot_description", self._on_description, ROBOT_DESCRIPTION_QOS)
 
+    @_locked
     def _on_description(self, msg: String) -> None:
         if self._sim is not None and msg.data == self._urdf:
             return
@@ -197,7 +230,8 @@ class MujocoSimNode(Node):
 
     # --- commands and pacing --------------------------------------------------
 
-    def _on_command(self, msg: Float64MultiArray) -> None:
+    @_locked
+    def _on_command(self, msg: Float64MultiArray, info=None) -> None:
         if self._sim is None:
             return
         if self._lockstep:
@@ -233,6 +267,7 @@ class MujocoSimNode(Node):
         self._sim.step()
         self._publish_state()
 
+    @_locked
     def _end_resync(self) -> None:
         self._resync_timer.cancel()
         self._absorbing = False
@@ -251,6 +286,7 @@ class MujocoSimNode(Node):
                 f"got {len(msg.data)}); keeping the previous one",
             )
 
+    @_locked
     def _on_disturbance(self, msg: JointState) -> None:
         if self._sim is None:
             return
@@ -263,6 +299,7 @@ class MujocoSimNode(Node):
             return
         self.get_logger().info(f"joint disturbance: {dict(zip(msg.name, msg.effort))}")
 
+    @_locked
     def _kick(self) -> None:
         """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
         if self._sim is None or self._absorbing or (self._running and not self._lockstep):
@@ -271,6 +308,7 @@ class MujocoSimNode(Node):
             self._resync = True
             self._publish_state()
 
+    @_locked
     def _tick_real_time(self) -> None:
         if self._sim is None or not self._running:
             return
