@@ -38,7 +38,7 @@ import numpy as np
 from rbd_control.dynamics import load_urdf
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.dynamics.urdf_xml import dynamics_elements
-from rbd_control.sim.plant import (URDF_GRAVITY, JointStateSample, Payload, checked_command,
+from rbd_control.sim.plant import (URDF_GRAVITY, CommandedJoints, JointStateSample, Payload,
                                    checked_disturbance, checked_initial_positions, checked_wrench,
                                    weld_base_joints)
 
@@ -50,7 +50,7 @@ DART_VERSION = getattr(dart, "__version__", "unknown")
 _BASE_URI = "file:///rbd_control/robot.urdf"
 
 
-class DartSimulator:
+class DartSimulator(CommandedJoints):
     """A DART plant driven by joint efforts, indexed by joint name.
 
     The arguments mean what they mean for the MuJoCo Simulator:
@@ -115,15 +115,6 @@ class DartSimulator:
     # --- properties -----------------------------------------------------------
 
     @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Names reported in the joint state (all 1-DoF joints, DART's dof order)."""
-        return self._reported.names
-
-    @property
-    def commanded_joints(self) -> tuple[str, ...]:
-        return self._commanded.names
-
-    @property
     def timestep(self) -> float:
         return float(self.world.getTimeStep())
 
@@ -131,31 +122,7 @@ class DartSimulator:
     def time(self) -> float:
         return float(self.world.getTime())
 
-    @property
-    def steps(self) -> int:
-        return int(round(self.time / self.timestep))
-
-    @property
-    def blow_ups(self) -> int:
-        """How often the integration diverged (non-finite state); the arm was then reset to
-        the zero pose, as MuJoCo does, so no NaN is ever reported."""
-        return self._blow_ups
-
-    @property
-    def command(self) -> np.ndarray:
-        return self._command.copy()
-
     # --- commands and stepping ------------------------------------------------
-
-    def set_command(self, effort: Sequence[float]) -> bool:
-        """Apply `effort` (commanded_joints order) from now on; False (and the previous
-        command kept) for a wrong length or a non-finite value."""
-        effort = checked_command(effort, len(self._command), self._effort_limit)
-        if effort is None:
-            self.rejected_commands += 1
-            return False
-        self._command = effort
-        return True
 
     def set_disturbance(self, torques: Mapping[str, float]) -> None:
         """External joint torques {joint: N m} added to the command from now on; not clamped,

@@ -18,7 +18,7 @@ import numpy as np
 
 from rbd_control.dynamics.urdf import BASE_JOINTS
 
-__all__ = ["URDF_GRAVITY", "EffortPlant", "JointStateSample", "Payload", "checked_command", "checked_disturbance",
+__all__ = ["URDF_GRAVITY", "CommandedJoints", "EffortPlant", "JointStateSample", "Payload", "checked_command", "checked_disturbance",
            "checked_initial_positions", "checked_wrench", "weld_base_joints"]
 
 
@@ -73,6 +73,48 @@ class EffortPlant(Protocol):
     def state(self) -> JointStateSample: ...
     def reset(self, initial_positions: Mapping[str, float]) -> None: ...
     def set_time(self, time: float) -> None: ...
+
+
+class CommandedJoints:
+    """What both plants share above their engines: the joints reported and commanded (the
+    JointMaps `_reported`, `_commanded`), the effort command in force (`_command`, clamped to
+    `_effort_limit`; a refused one keeps the previous and counts in `rejected_commands`), the
+    step count and the divergence count (`_blow_ups`). A plant sets those fields and provides
+    `time` and `timestep`."""
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names reported in the joint state: every 1-DoF joint, in the engine's order."""
+        return self._reported.names
+
+    @property
+    def commanded_joints(self) -> tuple[str, ...]:
+        return self._commanded.names
+
+    @property
+    def steps(self) -> int:
+        # derived from time, so a reset to t = 0 restarts it
+        return int(round(self.time / self.timestep))
+
+    @property
+    def blow_ups(self) -> int:
+        """How often the integration diverged (a non-finite state); the arm was then reset to
+        the zero pose and carries on, so callers must surface it: the arm "teleports"."""
+        return self._blow_ups
+
+    @property
+    def command(self) -> np.ndarray:
+        return self._command.copy()
+
+    def set_command(self, effort: Sequence[float]) -> bool:
+        """Apply `effort` (commanded_joints order) from now on; False, and the previous command
+        kept, for a wrong length or a non-finite value: a NaN must never reach the integrator."""
+        effort = checked_command(effort, len(self._command), self._effort_limit)
+        if effort is None:
+            self.rejected_commands += 1
+            return False
+        self._command = effort
+        return True
 
 
 def checked_command(effort: Sequence[float], size: int, limit: np.ndarray | None) -> np.ndarray | None:

@@ -18,13 +18,13 @@ import mujoco
 import numpy as np
 
 from rbd_control.sim.mujoco_model import Obstacle, build_mujoco_plant, joint_index
-from rbd_control.sim.plant import (JointStateSample, Payload, checked_command, checked_disturbance,
+from rbd_control.sim.plant import (CommandedJoints, JointStateSample, Payload, checked_disturbance,
                                    checked_initial_positions, checked_wrench)
 
 __all__ = ["Simulator"]
 
 
-class Simulator:
+class Simulator(CommandedJoints):
     """A MuJoCo plant driven by joint efforts, indexed by joint name.
 
     commanded_joints: the order of effort commands (the controller's `joints`);
@@ -77,15 +77,6 @@ class Simulator:
     # --- properties -----------------------------------------------------------
 
     @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Names reported in the joint state (all 1-DoF joints, MuJoCo tree order)."""
-        return self._reported.names
-
-    @property
-    def commanded_joints(self) -> tuple[str, ...]:
-        return self._commanded.names
-
-    @property
     def timestep(self) -> float:
         return float(self.model.opt.timestep)
 
@@ -93,29 +84,7 @@ class Simulator:
     def time(self) -> float:
         return float(self.data.time)
 
-    @property
-    def steps(self) -> int:
-        # integer step count derived from time, so a reset to t=0 restarts it
-        return int(round(self.data.time / self.model.opt.timestep))
-
     # --- commands and stepping ------------------------------------------------
-
-    def set_command(self, effort: Sequence[float]) -> bool:
-        """Apply `effort` (in commanded_joints order) from now on; False if refused.
-
-        A wrong length or a non-finite value is refused and the previous command
-        stays in force: a NaN must never reach the integrator.
-        """
-        effort = checked_command(effort, len(self._command), self._effort_limit)
-        if effort is None:
-            self.rejected_commands += 1
-            return False
-        self._command = effort
-        return True
-
-    @property
-    def command(self) -> np.ndarray:
-        return self._command.copy()
 
     def set_disturbance(self, torques: Mapping[str, float]) -> None:
         """External joint torques {joint: N m} added to the command from now on: a push, or a
@@ -146,15 +115,6 @@ class Simulator:
                 self.data.time = before + self.model.opt.timestep
                 self.data.qfrc_applied[:] = (
                     self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
-
-    @property
-    def blow_ups(self) -> int:
-        """How often the integration diverged (NaN or huge values) since construction.
-
-        MuJoCo then silently resets the state to the model's zero pose and carries on;
-        callers must surface this, since the arm "teleports".
-        """
-        return self._blow_ups
 
     def set_time(self, time: float) -> None:
         """Continue the clock from `time` (a new model replacing one that ran: /clock must
