@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbd_control.bringup.processes import EXCITATION_BANDWIDTH, LOCKSTEP_LOOP
 from rbd_control.bringup.waypoints import (DEFAULT_ARM_HOME, GRAVITY_HOLD_S,
                                            SETTLE_AFTER_TRAJECTORY_S, TRACKING_MODES,
                                            demo_waypoints)
@@ -30,6 +31,9 @@ from rbd_control.sim.simulator import Simulator
 
 IMAGES = Path(__file__).resolve().parents[1] / "images"
 
+
+# the demo runs its simulator in lock step: the controller designs its gains for that loop
+LOOP = LOCKSTEP_LOOP
 
 def run(simulator: Simulator, controller: Controller, duration: float, series: Series,
         on_step=None) -> None:
@@ -54,7 +58,7 @@ def controller_order(state, controller) -> np.ndarray:
 
 def gravity_phase(urdf: str, model) -> Series:
     simulator = Simulator(urdf, commanded_joints=model.joint_names, initial_positions=DEFAULT_ARM_HOME)
-    controller = Controller(model, ControllerConfig(mode="gravity_compensation"))
+    controller = Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP))
     series = Series()
     run(simulator, controller, GRAVITY_HOLD_S, series)
     return series
@@ -62,7 +66,7 @@ def gravity_phase(urdf: str, model) -> Series:
 
 def tracking_phase(urdf: str, model, mode: str) -> Series:
     simulator = Simulator(urdf, commanded_joints=model.joint_names, initial_positions=DEFAULT_ARM_HOME)
-    controller = Controller(model, ControllerConfig(mode=mode))
+    controller = Controller(model, ControllerConfig(mode=mode, **LOOP))
     waypoints = demo_waypoints(DEFAULT_ARM_HOME, model.joint_names)
     times, q, qd, qdd = (np.array(column) for column in zip(*waypoints))
     controller.update(0.0, simulator.state().names, simulator.state().position, simulator.state().velocity)
@@ -75,7 +79,7 @@ def tracking_phase(urdf: str, model, mode: str) -> Series:
 def cartesian_phase(urdf: str, model) -> cartesian.CartesianResult:
     """The demo's push: tool0 held at the work pose, pushed with PUSH_FORCE, released."""
     simulator = Simulator(urdf, commanded_joints=model.joint_names, initial_positions=cartesian.WORK_JOINTS)
-    config = ControllerConfig(mode="cartesian_impedance", ee_link=cartesian.EE_LINK)
+    config = ControllerConfig(mode="cartesian_impedance", ee_link=cartesian.EE_LINK, **LOOP)
     controller = Controller(model, config)
     start = [cartesian.WORK_JOINTS[j] for j in model.joint_names]
     positions = []
@@ -92,14 +96,13 @@ def cartesian_phase(urdf: str, model) -> cartesian.CartesianResult:
     positions = np.array(positions)
     time = np.arange(len(positions)) * simulator.timestep
     displacement = positions - frame_pose(model, start, cartesian.EE_LINK)[:3, 3]
-    stiffness = np.array(config.cartesian_stiffness[:3])
 
     def steady(until):
         window = (time > until - cartesian.AVERAGE_S) & (time <= until)
         return displacement[window].mean(axis=0)
 
     return cartesian.CartesianResult(
-        time=time, displacement=displacement, expected=cartesian.PUSH_FORCE / stiffness,
+        time=time, displacement=displacement, expected=cartesian.expected_displacement(model, config.cartesian_stiffness, LOOP),
         yielded=steady(cartesian.HOLD_S + cartesian.PUSH_S), residual=steady(time[-1]))
 
 
@@ -127,7 +130,7 @@ def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
     def excite(duration, payloads=()):
         simulator = plant_at(excitation.sample(0.0)[0][0], payloads)
         trajectory = JointTrajectory.from_arrays(joints, *excitation.waypoints())
-        t, _, q, tau = follow(simulator, Controller(nominal, ControllerConfig(mode="feedforward_pd")),
+        t, _, q, tau = follow(simulator, Controller(nominal, ControllerConfig(mode="feedforward_pd", **LOOP, **EXCITATION_BANDWIDTH)),
                               trajectory, duration).arrays()
         return t, q, tau
 
@@ -145,10 +148,10 @@ def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
         hold = None
         if name != "exact":   # as in the demo: the exact model's hold says nothing new
             hold = Series()
-            run(plant_at(HOLD_POSE, [TRUE_PAYLOAD]), Controller(model, ControllerConfig(mode="gravity_compensation")),
+            run(plant_at(HOLD_POSE, [TRUE_PAYLOAD]), Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP)),
                 GRAVITY_HOLD_S, hold)
         track = follow(plant_at(waypoints[0], [TRUE_PAYLOAD]),
-                       Controller(model, ControllerConfig(mode="feedforward_pd", friction=friction)),
+                       Controller(model, ControllerConfig(mode="feedforward_pd", friction=friction, **LOOP)),
                        validation, times[-1] + SETTLE_TIME)
         runs[name] = ModelRun(hold=hold, track=track)
     return IdentificationOutcome(runs=runs, friction_error=np.zeros(0), payload_mass=loaded.payload.mass,

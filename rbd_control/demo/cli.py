@@ -91,11 +91,11 @@ def run(args: argparse.Namespace) -> int:
                 push = push_phase.run(model, controller_parameters(config.config_file).get(
                     "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"),
                     lockstep_loop(config.lockstep))
+            demo.progress.done()
             demo.recorder.close()   # the next simulators start their clocks at 0 again
             if not args.skip_identification:
                 identified = IdentificationPhase(node, executor, config, description,
                                                  args.output).run()
-            demo.progress.done()
         except RuntimeError as error:
             print(f"\nrbd_demo failed: {error}\nnode logs: {config.log_dir}", file=sys.stderr)
             return 1

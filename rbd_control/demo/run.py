@@ -28,6 +28,8 @@ class Progress:
 
     def show(self, phase: str, sim_now: float, sim_end: float, *, force: bool = False) -> None:
         now = time.monotonic()
+        if self._phase is not None and self._phase[0] != phase and sim_end <= 0.0:
+            return   # a wait inside the running phase (a service, a subscription), not a phase
         if self._phase is None or self._phase[0] != phase:
             self.done()
             self._phase = (phase, now)
