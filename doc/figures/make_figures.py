@@ -115,7 +115,7 @@ def contact_phase(urdf: str, model) -> contact.ContactResult:
 
 
 def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
-    """The demo's phase 5 without ROS: the perturbed arm (rbd_control.demo.plant) excited for
+    """The demo's phase 6 without ROS: the perturbed arm (rbd_control.demo.plant) excited for
     60 s in feedforward_pd on the nominal model, fitted; 10 s with the payload, its fit; then
     each model holds the loaded arm (gravity_compensation) and follows the validation
     trajectory (feedforward_pd, with its friction)."""

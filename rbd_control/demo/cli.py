@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"verdict: OK (drift < {MAX_GRAVITY_DRIFT:g} rad, RMS tracking error < "
         f"{MAX_TRACKING_RMS:g} rad in every mode"
+        + ("" if touched is None else
+           f"; contact detected, stopped within {1e3 * contact.MAX_STOP_S:.0f} ms")
         + ("" if identified is None else
            f"; identified model: drift < {MAX_IDENTIFIED_DRIFT:g} rad where the nominal falls, "
            f"RMS within {MAX_RMS_VS_EXACT:g}x of the exact model and {MIN_RMS_GAIN:g}x below the "

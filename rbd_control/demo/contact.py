@@ -14,7 +14,8 @@ tau_ext), the simulator's ~/contact_torque and ~/contact_force (MuJoCo's qfrc_co
 contact normal force, the truth), /joint_states (velocities), ~/contact_state (detected_at).
 
 Reported: the detection delay after the true |tau_ext| passed the collision level in force
-(the constant-velocity one, contact.torque_thresholds[3], if it is passed after ACCEL_S),
+(the constant-velocity one, contact.torque_thresholds[3], between ACCEL_S and ACCEL_S + PAN_S
+after the trajectory was sent; the accelerating one, [1], outside),
 the time from detection until every joint is below STOPPED_SPEED (and the largest speed after
 that: the wrist the impact spun settles back to the held pose), the peak contact force.
 Passes when the collision is detected and the arm stops within MAX_STOP_S of the detection.
