@@ -27,11 +27,7 @@ KILTED_TESTS=(
 )
 
 if [ "${KILTED_PREPARED:-0}" != 1 ]; then
-    if [ ! -x "$venv/bin/python" ]; then
-        echo "test_kilted: creating $venv with $($python --version)"
-        "$python" -m venv "$venv" || exit 1
-        "$venv/bin/python" -m pip install -q --upgrade pip || exit 1
-    fi
+    bash "$repo/scripts/make_venv.sh" "$venv" "$python" || exit 1
     echo "test_kilted: installing requirements/kilted.txt"
     "$venv/bin/python" -m pip install -q -r "$repo/requirements/kilted.txt" \
         pytest pin mujoco example-robot-data || exit 1

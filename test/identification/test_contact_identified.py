@@ -26,19 +26,28 @@ level, 6.2 N m below the accelerating one. Run with -s to see the peak residual 
 """
 from __future__ import annotations
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
 from ident_support import coulomb_plant, record_tracking
 from rbd_control.bringup.processes import LOCKSTEP_LOOP
-from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
-from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME
+from rbd_control.control import Controller, ControllerConfig, JointTrajectory
 from rbd_control.control.contact import ContactConfig
 from rbd_control.demo.identify import EXCITATION_ITERATIONS, EXCITE_S, PAYLOAD_EXCITE_S
 from rbd_control.demo.plant import TRUE_PAYLOAD, perturbed_urdf
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 from rbd_control.identification import excitation_trajectory, fit
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))   # test/: by_path
+from by_path import load  # noqa: E402
+
+residual_over_the_demo = load("control/closed_loop_support.py",
+                              "rbd_test_closed_loop_support").residual_over_the_demo
 
 LEVELS = ContactConfig().torque_thresholds      # the defaults: [10, 20, 5, 10] N m
 MAX_SHARE = 0.8                                 # peak |r| below 80 % of the lowest level
@@ -72,19 +81,7 @@ def test_no_false_detection_with_the_identified_model_over_the_demo(identified, 
         mode=mode, friction=friction, friction_epsilon=epsilon, **LOCKSTEP_LOOP,
         contact=ContactConfig(reaction="none")))
     controller.set_payload(payload.link, payload.mass, payload.com, payload.inertia)
-    state = sim.state()
-    controller.update(0.0, state.names, state.position, state.velocity)
-    points = [TrajectoryPoint(q, v, a, time_from_start=t)
-              for t, q, v, a in demo_waypoints(DEFAULT_ARM_HOME, names)]
-    controller.set_trajectory(JointTrajectory(names, points), 0.0)
-    peak, flagged = np.zeros(len(names)), 0
-    while sim.time < points[-1].time_from_start + 0.5:
-        state = sim.state()
-        command = controller.update(state.time, state.names, state.position, state.velocity)
-        sim.set_command(command.tau)
-        sim.step()
-        peak = np.maximum(peak, np.abs(controller.contact.tau_ext))
-        flagged += controller.contact.detector.in_contact
+    peak, flagged = residual_over_the_demo(controller, sim, names)
     lowest = min(np.min(level) for level in LEVELS)
     print(f"\nidentified model ({payload.mass:.3f} kg payload), {mode}, demo trajectory: "
           f"peak |r| per joint {np.round(peak, 2)} N m, {peak.max() / lowest:.0%} of the lowest "
