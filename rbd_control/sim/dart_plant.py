@@ -15,11 +15,11 @@ What the URDF becomes in DART:
 - URDF <dynamics friction> is DART's Coulomb joint friction and <dynamics damping> its joint
   damping coefficient (implicit in the step, as MuJoCo's), except on a joint that has both:
   there DART 6's implicit damping inflates the friction constraint's force (measured with
-  b = 0.15 N m s/rad, f_c = 0.3 N m on the default arm's wrist_3 at 1 kHz: 0.49 N m sliding,
-  and 0.5 N m of torque did not break it loose; exact with b = 0), so its damping is applied
-  as an explicit joint force -b q̇ (step-start velocity) where that step is monotone
-  (b dt < EXPLICIT_DAMPING_LIMIT times the joint's effective inertia, see
-  _explicit_damping); the URDF position and velocity limits are DART's joint limits,
+  b = 0.15 N m s/rad, f_c = 0.3 N m on the default arm's wrist_3 at 1 kHz: 0.49 N m sliding
+  under 1 N m, 0.50 N m against 0.5 N m, which moved it at 0.02 rad/s; exact with b = 0; the
+  excess grows with b dt / inertia), so its damping is applied as an explicit joint force
+  -b q̇ (step-start velocity) where that step is monotone (b dt < EXPLICIT_DAMPING_LIMIT
+  times the joint's effective inertia, see _explicit_damping); the URDF position and velocity limits are DART's joint limits,
   enforced by its constraint solver: what gz-physics' dartsim plugin copies from SDF's
   <axis> (SDFFeatures, CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis>
   from <dynamics> and <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
