@@ -19,10 +19,11 @@ What the URDF becomes in DART:
   under 1 N m, 0.50 N m against 0.5 N m, which moved it at 0.02 rad/s; exact with b = 0; the
   excess grows with b dt / inertia), so its damping is applied as an explicit joint force
   -b q̇ (step-start velocity) where that step is monotone (b dt < EXPLICIT_DAMPING_LIMIT
-  times the joint's effective inertia, see _explicit_damping); the URDF position and velocity limits are DART's joint limits,
-  enforced by its constraint solver: what gz-physics' dartsim plugin copies from SDF's
-  <axis> (SDFFeatures, CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis>
-  from <dynamics> and <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
+  times the joint's effective inertia, see _explicit_damping);
+- the URDF position and velocity limits are DART's joint limits, enforced by its constraint
+  solver: what gz-physics' dartsim plugin copies from SDF's <axis> (SDFFeatures,
+  CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis> from <dynamics> and
+  <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
   velocity limit (joint_limits=False lifts both);
 - a link without <inertial> is massless, as in the dynamics core (DART's loader would
   give it 1 kg).
@@ -286,7 +287,12 @@ def _explicit_damping(model, timestep: float, initial_positions) -> dict:
     poses = [np.array([initial_positions.get(n, 0.0) for n in model.joint_names], dtype=float),
              np.clip(np.zeros(model.nq), limits[:, 0], limits[:, 1])]
     poses += list(rng.uniform(limits[:, 0], limits[:, 1], size=(_INERTIA_POSES, model.nq)))
-    felt = np.min([1.0 / np.diag(np.linalg.inv(crba(model, q))) for q in poses], axis=0)
+    def felt_at(q):          # a massless subtree makes H singular: regularised, it feels ~0
+        H = crba(model, q)
+        H = H + 1e-12 * max(np.abs(np.diag(H)).max(), 1e-300) * np.eye(model.nq)
+        return 1.0 / np.diag(np.linalg.inv(H))
+
+    felt = np.min([felt_at(q) for q in poses], axis=0)
     explicit = both & (model.damping * timestep < EXPLICIT_DAMPING_LIMIT * felt)
     return {name: float(b) for name, b, use in zip(model.joint_names, model.damping, explicit)
             if use}
