@@ -10,8 +10,8 @@ stability section of the docs): a holding arm moves less than 1e-2 rad and slowe
 any loop keeps, so the holding modes are then knocked (every joint H(q) * 1 rad/s^2 for 50 ms
 on rbd_mujoco_sim's ~/joint_disturbance): cartesian_impedance must be back within 1e-2 rad
 and below 0.1 rad/s 2 s later; gravity_compensation (no restoring term, a frictionless arm)
-coasts on and must not run away (kinetic energy at most 3x in 2 s). The campaign over three arms, ten runs each, with
-and without busy loops is bench/realtime_campaign.py.
+coasts on and must not run away (kinetic energy at most 1.5x in 2 s). The campaign over three
+arms, ten runs each, with and without busy loops is bench/realtime_campaign.py.
 """
 from __future__ import annotations
 
@@ -33,10 +33,11 @@ HOLD_SPEED_LIMIT = 0.1     # rad/s: how fast
 TRACKING_RMS_LIMIT = 5e-3  # rad, over the demo trajectory
 HOLD_S = 3.0               # s of sim time a holding mode is watched before the knock
 KNOCK_S, AFTER_KNOCK_S = 0.05, 2.0
-# kinetic energy at the end over just after the knock. Gravity compensated a few ms late feeds
+# kinetic energy at the end over 0.1 s after the knock. Gravity compensated a few ms late feeds
 # energy in near the upright home pose (G(q(t - tau)) - G(q) ~ -(d2V/dq2) qd tau, and V is at a
-# maximum there): measured 1.46x in 2 s; a loop that is unstable grows it much faster
-ENERGY_GROWTH_LIMIT = 3.0
+# maximum there): 1.2x in 3 s at 2 ms of delay ROS-free, 0.98-1.08x through the nodes
+# (bench/realtime_campaign.py); a loop that is unstable grows it much faster
+ENERGY_GROWTH_LIMIT = 1.5
 NO_DART = importlib.util.find_spec("dartpy") is None
 
 CASES = [
@@ -92,7 +93,7 @@ def check_hold(ros_node, bringup, states, engine, mode):
     q = np.array([by_name(s) for s in states[start:]])
     qd = np.array([by_name(s, "velocity") for s in states[start:]])
     if mode == "gravity_compensation":
-        moving = int(np.argmax(np.abs(qd).max(axis=1) > 0.5 * np.abs(qd).max()))
+        moving = int(np.argmax(t >= t[0] + KNOCK_S + 0.1))   # coasting, the pulse over
         energy = [kinetic_energy(model, order, q[k], qd[k]) for k in (moving, -1)]
         print(f"knocked: kinetic energy {energy[0]:.2e} J just after, {energy[1]:.2e} J "
               f"{t[-1] - t[moving]:.1f} s later")
