@@ -27,10 +27,17 @@ STATE = ("q", "qd")
 ORIGIN = np.zeros(3)   # the default point (never written)
 POSE = (4, 4)
 ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of two
-pose_entry = entry_point(frame_pose_kernel)
-jacobian_entry = entry_point(frame_jacobian_kernel)
-operational_space_entry = entry_point(operational_space_kernel)
-wrench_entry = entry_point(frame_wrench_kernel)
+
+
+def _global(name):
+    """entry_point's rebind: the module global `name` becomes the kernel's machine code."""
+    return lambda code: globals().update({name: code})
+
+
+pose_entry = entry_point(frame_pose_kernel, _global("pose_entry"))
+jacobian_entry = entry_point(frame_jacobian_kernel, _global("jacobian_entry"))
+operational_space_entry = entry_point(operational_space_kernel, _global("operational_space_entry"))
+wrench_entry = entry_point(frame_wrench_kernel, _global("wrench_entry"))
 TAU = ("q", "tau")
 
 
