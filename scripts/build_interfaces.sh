@@ -43,8 +43,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
         echo "build_interfaces: ${missing[*]} missing; install them (apt-get install cmake g++)" >&2
         exit 1
     fi
-    echo "build_interfaces: installing ${missing[*]} with apt-get"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake gcc g++ >/dev/null
+    # one apt-get at a time: scripts/test.sh builds two environments at once
+    (
+        flock 9
+        if ! command -v cmake >/dev/null \
+                || ! { command -v c++ >/dev/null || command -v g++ >/dev/null; }; then
+            echo "build_interfaces: installing ${missing[*]} with apt-get"
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                cmake gcc g++ >/dev/null
+        fi
+    ) 9>"${TMPDIR:-/tmp}/rbd_control_apt.lock" || exit 1
 fi
 
 echo "build_interfaces: control_msgs is missing; building interfaces/control_msgs into $venv (~30-90 s)"

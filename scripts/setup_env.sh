@@ -8,11 +8,7 @@ _rbd_setup() {
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     venv="${VENV:-$repo/.venv}"
     python="${PYTHON:-python3}"
-    if [ ! -x "$venv/bin/python" ]; then
-        echo "setup: creating $venv with $($python --version)"
-        "$python" -m venv "$venv" || return 1
-        "$venv/bin/python" -m pip install -q --upgrade pip || return 1
-    fi
+    bash "$repo/scripts/make_venv.sh" "$venv" "$python" || return 1
     echo "setup: installing requirements (ROS 2 Jazzy wheels, colcon, oracles) and rbd_control"
     "$venv/bin/python" -m pip install -q -r "$repo/requirements/ros.txt" \
         -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" \

@@ -4,6 +4,9 @@
 # the Jazzy suite (RBD_KILTED=0 skips it).
 #   KILTED_VENV   where the Kilted environment lives (default: .venv-kilted in the repo)
 #   PYTHON        the interpreter to build it from (default: python3.11: Kilted's wheels are cp311)
+#   --prepare     only build the environment, rbd_control aside (scripts/test.sh runs this
+#                 beside the Jazzy set-up, and the tests after Jazzy's)
+#   KILTED_PREPARED=1  the environment is built: skip the installs
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${KILTED_VENV:-$repo/.venv-kilted}"
@@ -23,17 +26,19 @@ KILTED_TESTS=(
     test/ros/test_controller_node.py::test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced
 )
 
-if [ ! -x "$venv/bin/python" ]; then
-    echo "test_kilted: creating $venv with $($python --version)"
-    "$python" -m venv "$venv" || exit 1
-    "$venv/bin/python" -m pip install -q --upgrade pip || exit 1
+if [ "${KILTED_PREPARED:-0}" != 1 ]; then
+    bash "$repo/scripts/make_venv.sh" "$venv" "$python" || exit 1
+    echo "test_kilted: installing requirements/kilted.txt"
+    "$venv/bin/python" -m pip install -q -r "$repo/requirements/kilted.txt" \
+        pytest pin mujoco example-robot-data || exit 1
+    BUILD_REQUIREMENTS="$repo/requirements/kilted-build.txt" \
+        bash "$repo/scripts/build_interfaces.sh" "$venv" || exit 1
 fi
-echo "test_kilted: installing requirements/kilted.txt and rbd_control"
-"$venv/bin/python" -m pip install -q -r "$repo/requirements/kilted.txt" \
-    pytest pin mujoco example-robot-data || exit 1
+[ "${1:-}" = --prepare ] && exit 0
+# rbd_control itself not while preparing: pip builds it in the checkout, as the Jazzy set-up
+# may be doing at the same time
+echo "test_kilted: installing rbd_control"
 "$venv/bin/python" -m pip install -q "$repo[sim]" || exit 1
-BUILD_REQUIREMENTS="$repo/requirements/kilted-build.txt" \
-    bash "$repo/scripts/build_interfaces.sh" "$venv" || exit 1
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 source "$repo/scripts/ros_env.sh" "$venv" || exit 1

@@ -2,6 +2,8 @@
 1 kHz) and `Controller` in lock step, plotted by the demo's own plotting code.
 
     python doc/figures/make_figures.py            # writes doc/images/*.png (~1 min warm)
+    python doc/figures/make_figures.py contact    # only the named ones (tracking, cartesian,
+                                                  # contact, identification)
 
 The demo (`bash scripts/demo.sh`) draws the same figures from the real nodes over ROS 2
 topics; these differ from them only by the transport (no ROS, no one-step transport delay).
@@ -18,7 +20,7 @@ from rbd_control.bringup.waypoints import (DEFAULT_ARM_HOME, GRAVITY_HOLD_S,
                                            SETTLE_AFTER_TRAJECTORY_S, TRACKING_MODES,
                                            demo_waypoints)
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory
-from rbd_control.demo import cartesian, identify_report
+from rbd_control.demo import cartesian, contact, identify_report
 from rbd_control.demo.identify import IdentificationOutcome, ModelRun
 from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_PAYLOAD, perturbed_urdf,
                                     true_friction_parameters, validation_waypoints)
@@ -106,8 +108,14 @@ def cartesian_phase(urdf: str, model) -> cartesian.CartesianResult:
         yielded=steady(cartesian.HOLD_S + cartesian.PUSH_S), residual=steady(time[-1]))
 
 
+def contact_phase(urdf: str, model) -> contact.ContactResult:
+    """The demo's contact phase: from rest at the work pose, the pan joint driven through the
+    box in computed_torque with contact.reaction hold (contact.simulate)."""
+    return contact.simulate(urdf, model, LOOP)
+
+
 def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
-    """The demo's phase 5 without ROS: the perturbed arm (rbd_control.demo.plant) excited for
+    """The demo's phase 6 without ROS: the perturbed arm (rbd_control.demo.plant) excited for
     60 s in feedforward_pd on the nominal model, fitted; 10 s with the payload, its fit; then
     each model holds the loaded arm (gravity_compensation) and follows the validation
     trajectory (feedforward_pd, with its friction)."""
@@ -159,23 +167,34 @@ def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
                                  recorded_s=excitation.duration + 10.0, folder=IMAGES)
 
 
-def main() -> int:
+def main(names=()) -> int:
+    """Every figure, or only those named (tracking, cartesian, contact, identification)."""
+    wanted = set(names) or {"tracking", "cartesian", "contact", "identification"}
     urdf = default_arm_urdf()
     model = load_urdf(urdf)
-    gravity = gravity_phase(urdf, model)
-    tracking = {mode: tracking_phase(urdf, model, mode) for mode in TRACKING_MODES}
-    written = write_plots(IMAGES, list(model.joint_names), gravity, tracking, model.effort_limit)
-    push = cartesian_phase(urdf, model)
-    written.append(cartesian.write_plot(IMAGES, push))
-    print(cartesian.summary(push))
-    outcome = identification_campaign(urdf, model)
-    written.append(identify_report.write_plot(IMAGES, outcome))
-    for name, result in outcome.runs.items():
-        print(f"{name}: hold drift {result.drift}, tracking RMS {result.rms:.3g} rad")
+    written = []
+    if "tracking" in wanted:
+        gravity = gravity_phase(urdf, model)
+        tracking = {mode: tracking_phase(urdf, model, mode) for mode in TRACKING_MODES}
+        written += write_plots(IMAGES, list(model.joint_names), gravity, tracking,
+                               model.effort_limit)
+    if "cartesian" in wanted:
+        push = cartesian_phase(urdf, model)
+        written.append(cartesian.write_plot(IMAGES, push))
+        print(cartesian.summary(push))
+    if "contact" in wanted:
+        touched = contact_phase(urdf, model)
+        written.append(contact.write_plot(IMAGES, touched, list(model.joint_names)))
+        print(contact.summary(touched))
+    if "identification" in wanted:
+        outcome = identification_campaign(urdf, model)
+        written.append(identify_report.write_plot(IMAGES, outcome))
+        for name, result in outcome.runs.items():
+            print(f"{name}: hold drift {result.drift}, tracking RMS {result.rms:.3g} rad")
     for path in written:
         print(path)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

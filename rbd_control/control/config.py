@@ -59,6 +59,9 @@ class ControllerConfig:
     # the URDF's <dynamics damping friction> in that feedforward too (friction above replaces
     # a joint's URDF values)
     use_urdf_friction: bool = _DEFAULT("use_urdf_friction")
+    # feedforward_pd: default-rule gains follow the inertia at the measured pose
+    # (laws/inertia_schedule.py)
+    inertia_scheduling: bool = _DEFAULT("inertia_scheduling")
     # oscillation detection (safety/oscillation.py); None: the table's defaults
     oscillation: Optional[object] = None
     max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off

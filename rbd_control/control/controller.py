@@ -30,6 +30,7 @@ from rbd_control.control.laws import joint as laws
 from rbd_control.control.laws.gain_table import GainTable, in_model_order
 from rbd_control.control.laws.gains import GainValue, Gains
 from rbd_control.control.laws.integral import IntegralTerm
+from rbd_control.control.laws.inertia_schedule import InertiaSchedule
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
                                             plan_model)
 from rbd_control.control.safety.age_guard import AgeGuard
@@ -292,6 +293,9 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         s = self.feedback_scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
             kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
+            if self._schedule is not None:   # the default gains at this pose
+                at_pose = self._schedule.scale(self.model, q)
+                kp, kd = kp * at_pose, kd * at_pose
             ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
                                          i_term=i_term, error=error)
         else:
@@ -363,8 +367,21 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         except StateError:
             self._last_state = None
 
+    def gains_at(self, q):
+        """(kp, kd) in command order that feedforward_pd applies at the model-order pose q:
+        the gains, the default-rule joints' scaled by their inertia there (inertia_schedule.py);
+        before any softening by the age guard or the oscillation answer."""
+        g, take = self._model_order_gains, self._map.take
+        s = 1.0 if self._schedule is None else self._schedule.scale(self.model, q)
+        return take(g.kp * s), take(g.kd * s)
+
     def _set_gain_arrays(self, gains: Gains):
         self.gains, self._model_order_gains = gains, in_model_order(gains, self._map)
+        scheduled = self._model_order_gains.scheduled
+        self._schedule = (InertiaSchedule(self.model, self._model_order_gains.reference_inertia,
+                                          scheduled)
+                          if self.config.inertia_scheduling and scheduled is not None
+                          and scheduled.any() else None)
         self._acc_gains = (self._model_order_gains.kp_acc, self._model_order_gains.kd_acc)
         self._integral = IntegralTerm(len(self._joint_names))
         self._integral.set_gains(gains.ki, gains.i_clamp)

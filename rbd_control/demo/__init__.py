@@ -4,7 +4,7 @@
 
 Modules: data (home pose, trajectory), record (Recorder, Series), run (the phases),
 report (statistics, table, verdict, recording), plots (PNG figures), cartesian (the push
-phase), plant (a robot that is not its URDF), identify and identify_report (the
+phase), contact (the obstacle phase), plant (a robot that is not its URDF), identify and identify_report (the
 identification phase and its before / after block), cli (main).
 
 What it shows, with rbd_mujoco_sim and rbd_controller in their own processes (the
@@ -15,7 +15,11 @@ rbd_bringup layout) and this process recording the controller's tuning topics:
   3. and again in feedforward_pd (switched at runtime through the `mode` parameter);
   4. cartesian_impedance holding tool0 while MuJoCo pushes it with a known force: it yields
      by F/K and springs back (cartesian.py, cartesian_impedance_push.png);
-  5. identification (identify.py): the simulator plays a perturbed arm with friction and a
+  5. contact (contact.py, MuJoCo only): computed_torque drives tool0 into a box in the
+     simulator (obstacle.box); the controller's momentum observer detects the collision and
+     contact.reaction hold stops the arm: detection delay, stop time, peak force
+     (contact_detection.png: ~/external_torque against MuJoCo's constraint torque);
+  6. identification (identify.py): the simulator plays a perturbed arm with friction and a
      payload, the controller starts from the nominal URDF; an excitation run through the
      nodes, the fit, then gravity compensation and feedforward_pd with the nominal, the
      identified and the exact model: before / after (identification_before_after.png).

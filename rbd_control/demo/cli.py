@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 from rbd_control.bringup.processes import (Bringup, BringupConfig, controller_parameters,
                                            find_config_file, lockstep_loop)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, TRACKING_MODES
-from rbd_control.demo import cartesian, __doc__ as DEMO_DOC, identify_report
+from rbd_control.demo import cartesian, contact, __doc__ as DEMO_DOC, identify_report
 from rbd_control.demo.identify import (MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN,
-                                       IdentificationPhase)
+                                       STATE_TIMEOUT_S, IdentificationPhase)
 from rbd_control.demo.plots import write_plots
 from rbd_control.demo.report import (MAX_GRAVITY_DRIFT, MAX_TRACKING_RMS, save_recording,
                                      summary_table, verdict)
@@ -70,19 +71,29 @@ def run(args: argparse.Namespace) -> int:
         engine=args.sim,
         initial_positions=dict(DEFAULT_ARM_HOME),
         log_dir=args.output / "logs",
-        extra_controller_parameters={"ee_link": cartesian.EE_LINK},
+        # lock step: a stalled simulator is this machine starved of CPU, not a robot gone
+        # quiet; every phase rides out stalls as the identification does
+        extra_controller_parameters={"ee_link": cartesian.EE_LINK, **(
+            {} if args.real_time else {"state_timeout": STATE_TIMEOUT_S})},
     )
     joints = config.joints()
     model = load_urdf(urdf)
     limits = JointMap.by_name(joints, model.joint_names).take(model.effort_limit)
 
     pacing = "real time" if args.real_time else "lockstep"
-    identified = None
+    identified = touched = None
+    # the obstacle of the contact phase is in the MuJoCo plant only
+    with_contact = args.sim == "mujoco"
+    main = replace(config, extra_controller_parameters={
+        **config.extra_controller_parameters, **contact.CONTROLLER_PARAMETERS_ON},
+        extra_simulator_parameters={**config.extra_simulator_parameters,
+                                    **contact.simulator_parameters(model)}) \
+        if with_contact else config
     with ros_session("rbd_demo") as (node, executor):
         description = make_description_publisher(node, urdf)
         print(f"rbd_control demo: default arm '{model.name}', {ENGINE_NAMES[args.sim]} 1 kHz {pacing}; logs in {config.log_dir}")
         try:
-            with Bringup(config) as bringup:
+            with Bringup(main) as bringup:
                 demo = DemoRun(node, executor, bringup, joints)
                 push_phase = cartesian.CartesianPhase(demo)
                 demo.gravity_compensation()
@@ -91,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
                 push = push_phase.run(model, controller_parameters(config.config_file).get(
                     "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"),
                     lockstep_loop(config.lockstep))
+                if with_contact:
+                    touched = contact.ContactPhase(demo).run()
             demo.progress.done()
             demo.recorder.close()   # the next simulators start their clocks at 0 again
             if not args.skip_identification:
@@ -111,7 +124,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {save_recording(args.output / 'recording.npz', joints, gravity, tracking, latency)}")
     print(cartesian.summary(push))
     print(f"wrote {cartesian.write_plot(args.output, push)}")
-    problems = verdict(gravity, tracking) + cartesian.problems(push)
+    print(contact.summary(touched, contact.SKIPPED_DART))
+    if touched is not None:
+        print(f"wrote {contact.write_plot(args.output, touched, joints)}")
+        print(f"wrote {contact.save(args.output / 'contact.npz', touched, joints)}")
+    problems = verdict(gravity, tracking) + cartesian.problems(push) + contact.problems(touched)
     if identified is not None:
         print()
         print(identify_report.summary(identified))
@@ -125,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"verdict: OK (drift < {MAX_GRAVITY_DRIFT:g} rad, RMS tracking error < "
         f"{MAX_TRACKING_RMS:g} rad in every mode"
+        + ("" if touched is None else
+           f"; contact detected, stopped within {1e3 * contact.MAX_STOP_S:.0f} ms")
         + ("" if identified is None else
            f"; identified model: drift < {MAX_IDENTIFIED_DRIFT:g} rad where the nominal falls, "
            f"RMS within {MAX_RMS_VS_EXACT:g}x of the exact model and {MIN_RMS_GAIN:g}x below the "

@@ -106,24 +106,25 @@ class DemoRun:
         self._trajectory_pub.publish(msg)
 
     def set_mode(self, mode: str) -> None:
-        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        self.set_parameters({"mode": mode}, mode)
+
+    def set_parameters(self, values: dict, phase: str) -> None:
+        """Set rbd_controller parameters at runtime; RuntimeError with the reason if refused."""
         from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
 
         request = SetParameters.Request()
-        request.parameters = [
-            Parameter(
-                name="mode",
-                value=ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=mode),
-            )
-        ]
+        request.parameters = [Parameter(name, value=value).to_parameter_msg()
+                              for name, value in values.items()]
         self.spin_until(
-            lambda: self._set_parameters.service_is_ready(), 10.0, "the parameter service", mode, 0
+            lambda: self._set_parameters.service_is_ready(), 10.0, "the parameter service", phase, 0
         )
         future = self._set_parameters.call_async(request)
-        self.spin_until(future.done, 10.0, f"mode := {mode}", mode, 0)
-        result = future.result().results[0]
-        if not result.successful:
-            raise RuntimeError(f"controller refused mode {mode}: {result.reason}")
+        what = ", ".join(f"{name} := {value}" for name, value in values.items())
+        self.spin_until(future.done, 10.0, what, phase, 0)
+        for name, result in zip(values, future.result().results):
+            if not result.successful:
+                raise RuntimeError(f"controller refused {name} := {values[name]}: {result.reason}")
 
     def wait_for_start(self, phase: str) -> None:
         """Until the controller has answered the first state (sim time >= 0)."""

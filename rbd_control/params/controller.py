@@ -253,6 +253,11 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "really runs. The default gains keep a 45 deg phase margin and a gain margin of 2 "
               "with this delay and expected_state_period (gains.py). Read at start.",
               low=0.0, high=1.0),
+    Parameter("inertia_scheduling", "bool", True,
+              "feedforward_pd scales each default-rule joint's kp and kd by its effective "
+              "inertia at the measured pose over the one the default gains were sized on "
+              "(inertia_schedule.py): the same margins at every pose, slow modes up to speed. "
+              "Joints with gains given keep them. Read at start."),
     Parameter("use_urdf_friction", "bool", True,
               "Add the URDF's <dynamics damping friction> to the tracking modes' feedforward "
               "(damping * qd_desired + friction * tanh(qd_desired / friction.epsilon)), as its "

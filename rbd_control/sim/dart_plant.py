@@ -12,11 +12,18 @@ What the URDF becomes in DART:
   loader accepted it; a floating or planar base joint is welded (sim/plant.py), and the root
   is loaded FIXED, so an arm without a world joint is welded to the world, not floating;
 - every joint is FORCE actuated (a <mimic> joint too: the core treats it as independent);
-- URDF <dynamics damping> is DART's joint damping coefficient and <dynamics friction> its
-  Coulomb joint friction, and the URDF position and velocity limits are DART's joint limits,
-  enforced by its constraint solver: what gz-physics' dartsim plugin copies from SDF's
-  <axis> (SDFFeatures, CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis>
-  from <dynamics> and <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
+- URDF <dynamics friction> is DART's Coulomb joint friction and <dynamics damping> its joint
+  damping coefficient (implicit in the step, as MuJoCo's), except on a joint that has both:
+  there DART 6's implicit damping inflates the friction constraint's force (measured with
+  b = 0.15 N m s/rad, f_c = 0.3 N m on the default arm's wrist_3 at 1 kHz: 0.49 N m sliding
+  under 1 N m, 0.50 N m against 0.5 N m, which moved it at 0.02 rad/s; exact with b = 0; the
+  excess grows with b dt / inertia), so its damping is applied as an explicit joint force
+  -b q̇ (step-start velocity) where that step is monotone (b dt < EXPLICIT_DAMPING_LIMIT
+  times the joint's effective inertia, see _explicit_damping);
+- the URDF position and velocity limits are DART's joint limits, enforced by its constraint
+  solver: what gz-physics' dartsim plugin copies from SDF's <axis> (SDFFeatures,
+  CopyStandardJointAxisProperties; sdformat's URDF parser fills <axis> from <dynamics> and
+  <limit>). So, unlike the MuJoCo plant, a joint never exceeds its URDF
   velocity limit (joint_limits=False lifts both);
 - a link without <inertial> is massless, as in the dynamics core (DART's loader would
   give it 1 kg).
@@ -35,7 +42,7 @@ from typing import Iterable, Mapping, Sequence
 import dartpy as dart
 import numpy as np
 
-from rbd_control.dynamics import load_urdf
+from rbd_control.dynamics import crba, load_urdf
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.dynamics.urdf_xml import dynamics_elements
 from rbd_control.sim.plant import (URDF_GRAVITY, CommandedJoints, JointStateSample, Payload,
@@ -48,6 +55,10 @@ DART_VERSION = getattr(dart, "__version__", "unknown")
 
 # A Uri is required by the string parser; with no meshes left nothing is ever fetched from it.
 _BASE_URI = "file:///rbd_control/robot.urdf"
+# b dt / m_i below which a joint's damping may be an explicit force: the velocity's decay
+# factor 1 - b dt / m_i stays in (0, 1), monotone like the implicit step's 1 / (1 + b dt / m_i)
+EXPLICIT_DAMPING_LIMIT = 1.0
+_INERTIA_POSES = 16            # random poses (fixed seed) beside the reset pose and zero
 
 
 class DartSimulator(CommandedJoints):
@@ -90,7 +101,9 @@ class DartSimulator(CommandedJoints):
         for payload in payloads:
             _attach_payload(self.skeleton, payload)
         losses = dict(zip(checked.joint_names, zip(checked.damping, checked.friction)))
-        _set_up_joints(self.skeleton, losses if joint_damping else {}, joint_limits)
+        explicit = _explicit_damping(checked, float(timestep), initial_positions or {}) \
+            if joint_damping else {}
+        _set_up_joints(self.skeleton, losses if joint_damping else {}, joint_limits, explicit)
         self.world = dart.simulation.World()
         self.world.setGravity(np.asarray(gravity, dtype=float))
         self.world.setTimeStep(float(timestep))
@@ -103,6 +116,9 @@ class DartSimulator(CommandedJoints):
         if not names:
             raise ValueError("the robot has no movable 1-DoF joints to command")
         self._commanded = JointMap.by_name(names, dofs, "the DART plant")
+        # per dof: the damping applied as an explicit force (0 where DART's implicit one acts)
+        self.explicit_damping = self._reported.put(
+            [explicit.get(name, 0.0) for name in self._reported.names])
         limits = JointMap.by_name(names, checked.joint_names, "the robot description")
         self._effort_limit = limits.take(checked.effort_limit).copy() if clamp_effort else None
         self._command = np.zeros(len(names))
@@ -153,7 +169,7 @@ class DartSimulator(CommandedJoints):
         applied again before every step."""
         forces = self._commanded.put(self._command) + self._disturbance
         for _ in range(count):
-            self.skeleton.setForces(forces)
+            self.skeleton.setForces(forces - self.explicit_damping * self.skeleton.getVelocities())
             for body, force, torque, point in self._wrenches.values():
                 body.addExtForce(force, point, False, True)   # world-axes force, local point
                 body.addExtTorque(torque, False)
@@ -257,14 +273,42 @@ def _dart_output():
                          if line.strip() and not _MASSLESS_NOTICE.search(line))
 
 
-def _set_up_joints(skeleton, losses: Mapping[str, tuple[float, float]], limits: bool) -> None:
+def _explicit_damping(model, timestep: float, initial_positions) -> dict:
+    """{joint: b} of the joints with both damping b and Coulomb friction whose damping may be
+    an explicit force: b dt < EXPLICIT_DAMPING_LIMIT m_i, m_i = min over poses of
+    1 / (H(q)^-1)_ii, the inertia the joint feels with every other joint free (the reset pose,
+    zero and _INERTIA_POSES random poses within the limits; a payload only adds inertia)."""
+    both = (model.damping > 0) & (model.friction > 0)
+    if not np.any(both):
+        return {}
+    limits = np.where(np.isfinite(model.position_limits), model.position_limits,
+                      [-math.pi, math.pi])
+    rng = np.random.default_rng(0)
+    poses = [np.array([initial_positions.get(n, 0.0) for n in model.joint_names], dtype=float),
+             np.clip(np.zeros(model.nq), limits[:, 0], limits[:, 1])]
+    poses += list(rng.uniform(limits[:, 0], limits[:, 1], size=(_INERTIA_POSES, model.nq)))
+    def felt_at(q):          # a massless subtree makes H singular: regularised, it feels ~0
+        H = crba(model, q)
+        H = H + 1e-12 * max(np.abs(np.diag(H)).max(), 1e-300) * np.eye(model.nq)
+        return 1.0 / np.diag(np.linalg.inv(H))
+
+    felt = np.min([felt_at(q) for q in poses], axis=0)
+    explicit = both & (model.damping * timestep < EXPLICIT_DAMPING_LIMIT * felt)
+    return {name: float(b) for name, b, use in zip(model.joint_names, model.damping, explicit)
+            if use}
+
+
+def _set_up_joints(skeleton, losses: Mapping[str, tuple[float, float]], limits: bool,
+                   explicit: Mapping[str, float]) -> None:
+    """Actuation, losses and limits of every joint; the joints in `explicit` get no DART
+    damping (the plant applies it as a force)."""
     for j in range(skeleton.getNumJoints()):
         joint = skeleton.getJoint(j)
         joint.setActuatorType(dart.dynamics.ActuatorType.FORCE)
         if joint.getNumDofs() != 1:
             continue
         damping, friction = losses.get(joint.getName(), (0.0, 0.0))
-        joint.setDampingCoefficient(0, float(damping))
+        joint.setDampingCoefficient(0, 0.0 if joint.getName() in explicit else float(damping))
         joint.setCoulombFriction(0, float(friction))
         joint.setLimitEnforcement(bool(limits))
 

@@ -73,3 +73,26 @@ def run_closed_loop(controller: Controller, plant: Plant, duration: float, on_st
         times[k] = t
         q_log[k], qd_log[k], q_des[k], qd_des[k], tau_log[k] = q, qd, command.desired_q, command.desired_qd, command.tau
     return dict(t=times, q=q_log, qd=qd_log, q_des=q_des, qd_des=qd_des, tau=tau_log)
+
+
+def residual_over_the_demo(controller, sim, names):
+    """Follow the demo trajectory (bringup.waypoints) in lock step from the plant's state with
+    contact awareness on: (peak |r| per joint, states flagged in contact)."""
+    from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
+    from rbd_control.control import JointTrajectory, TrajectoryPoint
+
+    state = sim.state()
+    controller.update(0.0, state.names, state.position, state.velocity)
+    points = [TrajectoryPoint(q, v, a, time_from_start=t)
+              for t, q, v, a in demo_waypoints(DEFAULT_ARM_HOME, names)]
+    controller.set_trajectory(JointTrajectory(names, points), 0.0)
+    peak, flagged = np.zeros(len(names)), 0
+    while sim.time < points[-1].time_from_start + 0.5:
+        state = sim.state()
+        command = controller.update(state.time, state.names, state.position, state.velocity)
+        sim.set_command(command.tau)
+        sim.step()
+        peak = np.maximum(peak, np.abs(controller.contact.tau_ext))
+        flagged += controller.contact.detector.in_contact
+    return peak, flagged
+

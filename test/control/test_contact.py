@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from closed_loop_support import DT, Plant
+from closed_loop_support import DT, Plant, residual_over_the_demo
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint
 from rbd_control.control.contact import ContactConfig, ContactConfigError, ContactResetError
@@ -366,20 +366,7 @@ def test_perturbed_plant_residual_over_the_demo(arm_urdf, arm_model, model_kind)
         friction = true_friction_parameters()
     controller = Controller(model, ControllerConfig(
         mode="computed_torque", friction=friction, contact=ContactConfig(reaction="none")))
-    state = sim.state()
-    controller.update(0.0, state.names, state.position, state.velocity)
-    points = [TrajectoryPoint(q, v, a, time_from_start=t)
-              for t, q, v, a in demo_waypoints(DEFAULT_ARM_HOME, names)]
-    controller.set_trajectory(JointTrajectory(names, points), 0.0)
-    peak = np.zeros(len(names))
-    flagged = 0
-    while sim.time < points[-1].time_from_start + 0.5:
-        state = sim.state()
-        command = controller.update(state.time, state.names, state.position, state.velocity)
-        sim.set_command(command.tau)
-        sim.step()
-        peak = np.maximum(peak, np.abs(controller.contact.tau_ext))
-        flagged += controller.contact.detector.in_contact
+    peak, flagged = residual_over_the_demo(controller, sim, names)
     print(f"\nperturbed plant, {model_kind} model: peak |r| per joint {np.round(peak, 2)} N m; "
           f"states flagged in contact at the default levels: {flagged}")
     if model_kind != "nominal":

@@ -173,8 +173,8 @@ def test_feedforward_pd_command_is_the_documented_law(arm_model, names):
     controller.update(0.0, names, Q0, qd)  # anchors the hold at Q0
     q = Q0 + 0.01
     cmd = controller.update(0.001, names, q, qd)
-    g = controller.gains
-    expected = gravity(arm_model, q) + g.kp * (Q0 - q) + g.kd * (0 - qd)
+    kp, kd = controller.gains_at(q)   # the default gains at this pose (inertia_schedule.py)
+    expected = gravity(arm_model, q) + kp * (Q0 - q) + kd * (0 - qd)
     np.testing.assert_allclose(cmd.tau, np.clip(expected, -arm_model.effort_limit, arm_model.effort_limit))
     np.testing.assert_allclose(cmd.feedforward + cmd.feedback, expected)
 
@@ -208,7 +208,7 @@ def test_continuous_joint_error_wraps(arm_model, names):
     q[5] = -3.13  # moved 0.053 rad forward, across the +-pi seam
     cmd = controller.update(0.001, names, q, np.zeros(6))
     assert cmd.error[5] == pytest.approx(3.1 - (-3.13) - 2 * math.pi)
-    assert abs(cmd.feedback[5]) < controller.gains.kp[5] * 0.06
+    assert abs(cmd.feedback[5]) < controller.gains_at(q)[0][5] * 0.06
 
 
 def test_integral_term_is_bounded_by_i_clamp(arm_model, names):
@@ -217,7 +217,7 @@ def test_integral_term_is_bounded_by_i_clamp(arm_model, names):
     for k in range(1, 2000):  # a persistent error (arm held away by something)
         cmd = controller.update(k * 1e-3, names, Q0 - 0.01, np.zeros(6))
     assert not np.any(cmd.saturated)
-    i_part = cmd.feedback - controller.gains.kp * cmd.error
+    i_part = cmd.feedback - controller.gains_at(Q0 - 0.01)[0] * cmd.error
     np.testing.assert_allclose(i_part, 3.0, rtol=1e-9)
 
 
@@ -243,15 +243,16 @@ def test_switch_from_gravity_comp_asks_only_what_the_new_mode_asks(arm_model, na
         after = controller.update(0.5, names, Q0, qd)
         # the new law with the pose at entry as its target and nothing else
         g = controller.gains
+        kp, kd = controller.gains_at(Q0)
         if new_mode == "feedforward_pd":
-            ff, fb = laws.feedforward_pd(arm_model, Q0, qd, Q0, np.zeros(6), np.zeros(6), g.kp, g.kd)
+            ff, fb = laws.feedforward_pd(arm_model, Q0, qd, Q0, np.zeros(6), np.zeros(6), kp, kd)
         else:
             ff, fb = laws.computed_torque(arm_model, Q0, qd, Q0, np.zeros(6), np.zeros(6),
                                           g.kp_acc, g.kd_acc)
         np.testing.assert_allclose(after.tau, ff + fb, atol=1e-9)
         np.testing.assert_allclose(after.error, 0.0)
         if new_mode == "feedforward_pd":  # both laws carry G(q): the jump is only -Kd qd
-            np.testing.assert_allclose(after.tau - before.tau, -g.kd * qd, atol=1e-9)
+            np.testing.assert_allclose(after.tau - before.tau, -kd * qd, atol=1e-9)
 
 
 def test_switch_resets_integral(arm_model, names):

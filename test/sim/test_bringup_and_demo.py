@@ -64,6 +64,8 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
 
     # cartesian_impedance: pushed, yielded by F/K (the verdict checks 5 %), sprang back
     assert "cartesian_impedance: pushed tool0" in table, table
+    # contact: tool0 into the box, detected, stopped (the verdict checks 200 ms)
+    assert re.search(r"detected \d+ ms after the true \|tau_ext\| passed", table), table
 
     # identification before / after: the nominal model lets the arm fall, the identified one
     # holds it and tracks within 2x of the exact model and 20x better than the nominal one
@@ -80,7 +82,7 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
         assert (tmp_path / "identification" / name).is_file(), name
 
     for name in ("tracking_positions", "tracking_error", "effort", "gravity_compensation",
-                 "cartesian_impedance_push", "identification_before_after"):
+                 "cartesian_impedance_push", "contact_detection", "identification_before_after"):
         png = tmp_path / f"{name}.png"
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, f"{png} is not a real plot"

@@ -5,6 +5,7 @@ Run with -s to see the measured figures.
 """
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -120,10 +121,15 @@ def test_urdf_damping_friction_and_effort_limits_reach_dart():
     urdf = default_arm_urdf().replace('damping="0.0"', 'damping="0.7"').replace(
         'friction="0.0"', 'friction="0.4"')
     plant = DartSimulator(urdf)
+    explicit = dict(zip(plant.joint_names, plant.explicit_damping))
     for name in plant.joint_names:
         joint = plant.skeleton.getJoint(name)
-        assert (joint.getDampingCoefficient(0), joint.getCoulombFriction(0)) == (0.7, 0.4)
+        # damping with friction: an explicit force where the step allows it, else DART's
+        assert (joint.getDampingCoefficient(0) + explicit[name], joint.getCoulombFriction(0)) \
+            == (0.7, 0.4)
         assert joint.getActuatorType().name == "FORCE"
+    # 0.7 N m s/rad over 1 ms is more than the light wrist_3's inertia: DART's implicit damping
+    assert explicit["wrist_3"] == 0.0 and explicit["shoulder_lift"] == 0.7
     assert plant.set_command([1e4] * 6)
     assert list(plant.state().effort) == [150.0, 150.0, 80.0, 28.0, 28.0, 12.0]
     assert not plant.set_command([np.nan] * 6) and plant.rejected_commands == 1
@@ -175,6 +181,28 @@ def test_coulomb_friction_holds_an_arm_that_gravity_cannot_move():
     print(f"\n1.5 N m against 2 N m of joint friction for 0.5 s: DART moved "
           f"{drift['DartSimulator']:.1e} rad, MuJoCo {drift['Simulator']:.1e} rad")
     assert drift["DartSimulator"] < 1e-6
+
+
+def test_coulomb_friction_of_a_damped_light_joint_is_the_urdf_value():
+    """DART 6's implicit joint damping inflates its Coulomb friction constraint (b = 0.15
+    N m s/rad, f_c = 0.3 N m on wrist_3: 0.49 N m sliding); the plant applies the damping of a
+    joint with friction as an explicit force, so the friction is f_c. Gravity off, only
+    wrist_3 pushed with 0.5 N m: it must break loose, and its acceleration gives f_c."""
+    urdf = re.sub(r'(<joint name="wrist_3".*?)<dynamics [^>]*/>',
+                  r'\1<dynamics damping="0.15" friction="0.3"/>', default_arm_urdf(),
+                  count=1, flags=re.S)
+    plant = DartSimulator(urdf, gravity=(0.0, 0.0, 0.0), joint_limits=False)
+    model = load_urdf(urdf, gravity=(0.0, 0.0, 0.0))
+    order = JointMap.by_name(model.joint_names, plant.joint_names)
+    plant.set_command(order.put([0.0] * 5 + [0.5]))
+    samples = [plant.state() for _ in range(60) if plant.step() is None]
+    q = np.array([order.take(s.position) for s in samples])
+    qd = np.array([order.take(s.velocity) for s in samples])
+    seen = [0.5 - 0.15 * qd[k, 5] - crba(model, q[k])[5] @ (qd[k + 1] - qd[k]) / 1e-3
+            for k in range(10, 50)]
+    print(f"\nwrist_3 pushed with 0.5 N m against f_c = 0.3 N m, b = 0.15: speed "
+          f"{qd[-1, 5]:.2f} rad/s, friction {np.median(seen):.4f} N m")
+    assert qd[-1, 5] > 0.5 and abs(np.median(seen) - 0.3) < 3e-3
 
 
 def _demo_trajectory(names):

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import numpy as np
+
 from rbd_control.control.laws.gains import GainValue, Gains, resolve_per_joint
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params import bounds
 
-__all__ = ["MAXIMUM", "GainTable", "resolve", "with_config", "in_model_order"]
+__all__ = ["MAXIMUM", "GainTable", "resolve", "with_config", "in_model_order", "given_to",
+           "still_scheduled"]
 
 FIELDS = ("kp", "kd", "ki", "i_clamp")
 
@@ -25,17 +28,37 @@ def resolve(value: GainValue, joints, default, what: str):
     return resolve_per_joint(value, joints, default, what, maximum=MAXIMUM[what])
 
 
+def given_to(value: GainValue, joints) -> np.ndarray:
+    """Which joints a user value names (None: none; a number or a sequence: all)."""
+    if value is None:
+        return np.zeros(len(joints), dtype=bool)
+    if isinstance(value, Mapping):
+        return np.array([joint in value for joint in joints], dtype=bool)
+    return np.ones(len(joints), dtype=bool)
+
+
+def still_scheduled(gains: Gains, joints, kp, kd) -> np.ndarray:
+    """gains.scheduled without the joints given their own kp or kd."""
+    if gains.scheduled is None:
+        return np.zeros(len(joints), dtype=bool)
+    return gains.scheduled & ~given_to(kp, joints) & ~given_to(kd, joints)
+
+
 def with_config(base: Gains, joints, config) -> Gains:
     """The default gains with the ControllerConfig's kp, kd, ki, i_clamp on top."""
     return Gains(**{field: resolve(getattr(config, field), joints, getattr(base, field), field)
-                    for field in FIELDS}, reference_inertia=base.reference_inertia)
+                    for field in FIELDS}, reference_inertia=base.reference_inertia,
+                 scheduled=still_scheduled(base, joints, config.kp, config.kd))
 
 
 def in_model_order(gains: Gains, joint_map: JointMap) -> Gains:
     """The laws run in model order; joints not commanded get zero gains (inertia 1)."""
+    scheduled = (None if gains.scheduled is None
+                 else joint_map.put(gains.scheduled.astype(float)) > 0.5)
     return Gains(kp=joint_map.put(gains.kp), kd=joint_map.put(gains.kd),
                  ki=joint_map.put(gains.ki), i_clamp=joint_map.put(gains.i_clamp),
-                 reference_inertia=joint_map.put(gains.reference_inertia, fill=1.0))
+                 reference_inertia=joint_map.put(gains.reference_inertia, fill=1.0),
+                 scheduled=scheduled)
 
 
 class GainTable:
@@ -48,7 +71,8 @@ class GainTable:
         """`current` with the values `given` ({field: value or None}) on top; remembered."""
         new = Gains(**{field: resolve(value, names, getattr(current, field), field)
                        for field, value in given.items()},
-                    reference_inertia=current.reference_inertia)
+                    reference_inertia=current.reference_inertia,
+                    scheduled=still_scheduled(current, names, given.get("kp"), given.get("kd")))
         position = {name: i for i, name in enumerate(names)}
         for field, value in given.items():
             if value is not None:   # these joints keep them across set_model
@@ -62,4 +86,9 @@ class GainTable:
         return Gains(**{
             field: resolve({j: v for j, v in given.items() if j in joints}, joints,
                            getattr(gains, field), field)
-            for field, given in self._given.items()}, reference_inertia=gains.reference_inertia)
+            for field, given in self._given.items()}, reference_inertia=gains.reference_inertia,
+            scheduled=still_scheduled(gains, joints, self._kept(joints, "kp"),
+                                      self._kept(joints, "kd")))
+
+    def _kept(self, joints, field) -> dict:
+        return {j: v for j, v in self._given[field].items() if j in joints}

@@ -55,13 +55,18 @@ for that loop, not for a continuous one: `expected_state_period` T (default 4 ms
    its acceleration gains are kp_i / d_i = w^2 and kd_i / d_i = 2 zeta w, the same discrete
    rule with unit inertia. One set of torque gains (JTC's `gains.<joint>.p/d/i`) therefore
    serves every mode; a user's kp/kd override the rule per joint.
+
+4. At the measured pose. feedforward_pd scales a default-rule joint's kp_i, kd_i by
+   d_i(q) / d_i, step 1 done at that pose alone (inertia_schedule.py), so the slow,
+   underdamped modes that a D fitted to the worst pose leaves elsewhere come up to speed
+   (inertia_scheduling, default on).
 """
 from __future__ import annotations
 
 import functools
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -123,6 +128,9 @@ class Gains:
     ki: np.ndarray
     i_clamp: np.ndarray
     reference_inertia: np.ndarray   # d_i used to convert to acceleration gains
+    # joints whose kp and kd are this rule's, so feedforward_pd may schedule them on the
+    # inertia at the measured pose (inertia_schedule.py); None: none
+    scheduled: Optional[np.ndarray] = None
 
     @property
     def kp_acc(self) -> np.ndarray:
@@ -330,6 +338,7 @@ def default_gains(model, command_index, effort_limit, *, bandwidth_hz=DEFAULT_BA
         ki=np.zeros_like(d),
         i_clamp=DEFAULT_I_CLAMP_FRACTION * np.asarray(effort_limit, dtype=float),
         reference_inertia=d,
+        scheduled=np.ones(d.size, dtype=bool),
     )
 
 

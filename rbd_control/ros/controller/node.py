@@ -148,7 +148,7 @@ class ControllerNode(Node):
         explicit = self._source.joints
         return ControllerConfig(
             mode=value_('mode'), joints=list(explicit) or None,
-            **self._parameter_sets.gain_values(explicit), effort_scale=value_('effort_scale'),
+            **self._parameter_sets.given_gain_values(explicit), effort_scale=value_('effort_scale'),
             state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
             damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
             fixed_positions=fixed_positions(value_('fixed_positions')),
@@ -157,6 +157,7 @@ class ControllerNode(Node):
             bandwidth_hz=value_('bandwidth_hz'), damping_ratio=value_('damping_ratio'),
             expected_state_period=value_('expected_state_period'),
             expected_delay=value_('expected_delay'), use_urdf_friction=value_('use_urdf_friction'),
+            inertia_scheduling=value_('inertia_scheduling'),
             oscillation=OscillationThresholds(**{
                 field: value_(f'oscillation.{field}') for field in OSCILLATION_FIELDS}),
             **cartesian_config(value_))

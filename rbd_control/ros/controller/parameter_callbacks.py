@@ -108,6 +108,11 @@ class ParameterCallbacks:
             out[core] = {j: v for j, v in values.items() if v is not None} or None
         return out
 
+    def given_gain_values(self, joints):
+        """gain_values of the parameters a user gave (not those showing a derived default)."""
+        names = {gain_name(j, field) for j in joints for field in GAIN_FIELDS} - self._filled
+        return self.gain_values(joints, names)
+
     def show_gains(self):
         """Declare the gains of new joints (applying values YAML/launch gave them), give the
         controller the friction and payload, and show the model-derived defaults the core

@@ -16,6 +16,7 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
                                        command (lockstep only, when publish_latency)
+    out  ~/contact_torque, ~/contact_force   obstacle.box's contact, truth (contact_truth.py)
 
 Two pacing modes:
   real time  a wall timer steps the physics so sim time follows wall time × real_time_factor;
@@ -56,6 +57,7 @@ from rbd_control.ros.conversions import time_msg
 from rbd_control.ros.parameter_binding import ConfigurationError, declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
+from rbd_control.ros.simulator.contact_truth import ContactTruthTopics
 from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
 from rbd_control.ros.simulator.pacing import Pacer
 from rbd_control.sim.mujoco_model import Obstacle
@@ -113,6 +115,7 @@ class MujocoSimNode(Node):
             Float64MultiArray, self._on_command, self.context, self._loop_failed)
         self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
         ExternalWrenchTopic(self, lambda: self._sim, self._lock)
+        self._truth = ContactTruthTopics(self) if p("obstacle.box") else None
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)
@@ -363,6 +366,8 @@ class MujocoSimNode(Node):
         msg.effort = state.effort.tolist()
         self._state_sent_at = time.monotonic()
         self._state_pub.publish(msg)
+        if self._truth is not None:
+            self._truth.publish(self._sim, stamp, state.names)
 
 
 def _plant_class(engine: str):
