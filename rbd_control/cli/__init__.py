@@ -4,9 +4,10 @@ without starting anything, and one log line when a start has to compile the kern
     rbd_controller --help        the node's parameters (from its parameter table), then exit
     rbd_mujoco_sim --help
 
-Importing the nodes imports rbd_control.dynamics, whose numba kernels compile on the first
-start of a fresh install (20-60 s of one core, silent); later starts load them from numba's
-on-disk cache. So this module looks at that cache before importing them.
+Importing the nodes imports rbd_control.dynamics, whose numba kernels compile on their first
+call in a fresh install (a joint-space controller's first state: ~25-30 s of one core,
+silent); later starts load them from numba's on-disk cache. So this module looks at that cache
+before importing them.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def announce_compile(program: str) -> None:
     """One log line when the kernels are not cached yet (the start will take a while)."""
     if not any(kernel_cache_dir().glob("*.nbi")):
         print(f"[INFO] [{program}]: first start of this install: compiling the dynamics "
-              "kernels with numba (20-60 s); later starts load them from the cache",
+              "kernels with numba (~30 s); later starts load them from the cache",
               file=sys.stderr, flush=True)
 
 

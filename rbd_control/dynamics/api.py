@@ -39,7 +39,11 @@ ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of
 def _of_q(kernel, name, doc, square):
     """The public function of a kernel(q, out, md) whose one input is q; out is a new (nq,)
     array, or (nq, nq) with square."""
-    call = entry_point(kernel)
+    def rebind(code):
+        nonlocal call
+        call = code
+
+    call = entry_point(kernel, rebind)   # compiles on the first call, then the machine code
 
     def function(model, q, data=None):
         md = model._md if data is None else data.md
@@ -120,7 +124,8 @@ def coriolis_matrix(model, q, qd, data=None):
     return C
 
 
-_momentum_terms = entry_point(momentum_terms_kernel)
+_momentum_terms = entry_point(  # rebound to the machine code on the first call
+    momentum_terms_kernel, lambda code: globals().update(_momentum_terms=code))
 
 
 def momentum_terms(model, q, qd, out=None, data=None):

@@ -38,33 +38,45 @@ def world_subspaces_and_inertias(md):
 
 
 @jit
+def add_to_parent(md, i, m, h, Ibar):
+    """I^c_p += I^c_i = (m, h, Ibar) for the parent p of body i (nothing for the base)."""
+    p = parent(md, i)
+    if p >= 0:
+        md[p, IC_M, 0] += m
+        accumulate(md, p, IC_H, h)
+        accumulate(md, p, IC_IBAR, Ibar[0])
+        accumulate(md, p, IC_IBAR + 1, Ibar[1])
+        accumulate(md, p, IC_IBAR + 2, Ibar[2])
+
+
+@jit
 def composite_inertias(md):
     """inputs: md rows IC holding each I_i in world coordinates; outputs: IC = I^c_i."""
     for i in range(md.shape[0] - 1, -1, -1):
-        p = parent(md, i)
-        if p >= 0:
-            # I^c_p += I^c_i
-            md[p, IC_M, 0] += md[i, IC_M, 0]
-            accumulate(md, p, IC_H, vec(md, i, IC_H))
-            for row in range(3):
-                accumulate(md, p, IC_IBAR + row, vec(md, i, IC_IBAR + row))
+        # I^c_p += I^c_i
+        add_to_parent(md, i, md[i, IC_M, 0], vec(md, i, IC_H), mat(md, i, IC_IBAR))
 
 
 @jit
 def crba_from_transforms(md, H):
-    """inputs: md rows X (the joint transforms at q); outputs: H, md rows W, S, IC."""
+    """inputs: md rows X (the joint transforms at q); outputs: H, md rows W, S, IC.
+
+    One inward pass (RBDA Table 6.2's loop order): when body i is reached, every child j > i
+    has already added its I^c_j, so I^c_i is complete; its column of H is taken, then it is
+    added to its parent's."""
     world_subspaces_and_inertias(md)
-    composite_inertias(md)
     H[:, :] = 0.0
-    for i in range(md.shape[0]):
+    for i in range(md.shape[0] - 1, -1, -1):
         # F = I^c_i S_i
-        n, f = inertia_times(md[i, IC_M, 0], vec(md, i, IC_H), mat(md, i, IC_IBAR),
-                             vec(md, i, S_ANG), vec(md, i, S_LIN))
+        m, h, Ibar = md[i, IC_M, 0], vec(md, i, IC_H), mat(md, i, IC_IBAR)
+        n, f = inertia_times(m, h, Ibar, vec(md, i, S_ANG), vec(md, i, S_LIN))
         j = i
         while j >= 0:
             # H_ij = H_ji = S_j^T F
             H[i, j] = H[j, i] = spatial_dot(vec(md, j, S_ANG), vec(md, j, S_LIN), n, f)
             j = parent(md, j)
+        # I^c_p += I^c_i
+        add_to_parent(md, i, m, h, Ibar)
 
 
 @jit

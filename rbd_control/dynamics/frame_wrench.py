@@ -14,7 +14,7 @@ shrunk by lambda^2 along the directions J cannot see). One compiled call: the Ja
 from numba import float64, int64
 
 from rbd_control.dynamics.checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, vector_status
-from rbd_control.dynamics.kinematics import frame_body, frame_in_body, jacobian_into
+from rbd_control.dynamics.kinematics import frame_body, frame_in_body, frame_point, jacobian_into
 from rbd_control.dynamics.spatial import compiled, jit
 
 
@@ -57,9 +57,9 @@ def cholesky_solve_in_place(A, x):
         x[i] = s / A[i, i]
 
 
-@compiled(int64(INPUT, MATRIX, VECTOR, INPUT, float64, MATRIX, MATRIX, VECTOR, *MODEL_ARGS))
-def frame_wrench_kernel(q, F, point, tau, damping2, J, A, wrench, md):
-    """inputs: q, F (kinematics.py), point, tau, damping2 = lambda^2 > 0; outputs: J, A (its
+@compiled(int64(INPUT, MATRIX, INPUT, float64, MATRIX, MATRIX, VECTOR, *MODEL_ARGS))
+def frame_wrench_kernel(q, F, tau, damping2, J, A, wrench, md):
+    """inputs: q, F (kinematics.py, with its point), tau, damping2 = lambda^2 > 0; outputs: J, A (its
     Cholesky factor), wrench = [n; f]; md is only read. Returns 0 or a status code (q: 1,
     tau: 2)."""
     status = vector_status(q, md.shape[0], 1)
@@ -67,7 +67,7 @@ def frame_wrench_kernel(q, F, point, tau, damping2, J, A, wrench, md):
         status = vector_status(tau, md.shape[0], 2)
     if status != 0:
         return status
-    R, p = frame_in_body(F, (point[0], point[1], point[2]))
+    R, p = frame_in_body(F, frame_point(F))
     jacobian_into(md, q, frame_body(F), R, p, J)
     damped_normal_matrix(J, damping2, A)
     # wrench = J tau, then (J J^T + lambda^2 1)^-1 of it

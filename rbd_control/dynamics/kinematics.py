@@ -1,20 +1,26 @@
 """Frame kinematics of any URDF link: pose, Jacobian and classical acceleration bias.
 
 A link's frame sits in its body at the placement (E_l, r_l) of Model.link_placement (tool0 and
-flanges merged through fixed joints included); the kernels take it with the body index packed
-in one array F = [E_l; r_l; (body, 0, 0)] (5 x 3, task_space.link_frames), one argument fewer.
+flanges merged through fixed joints included); the kernels take it with the body index and the
+point packed in one array F = [E_l; r_l; (body, 0, 0); point] (6 x 3, task_space.link_frames;
+the point in link coordinates, zero for the link origin), two arguments fewer.
 Write x_j = R x_link + p for the frame seen in the coordinates of body j. Walking from the link's body towards the root re-expresses it in
 each ancestor's coordinates with that ancestor's joint transform X_j = (E_j, r_j) from jcalc:
     x_parent = E_j^T x_j + r_j        so    R <- E_j^T R,    p <- E_j^T p + r_j
 and at the root (R, p) is world <- link (Pinocchio's updateFramePlacement). One walk over the
 branch, no workspace, nothing computed for bodies off the branch.
 
-The Jacobian rides on the same walk (the geometric Jacobian, Siciliano et al. 2009 sec. 3.1;
-Pinocchio's computeFrameJacobian in LOCAL_WORLD_ALIGNED, angular rows first): the column of an
-ancestor joint j is its motion subspace S_j = [s_w; s_v] seen at the point, in the link's axes,
-    J_j = X S_j = [R^T s_w;  R^T (s_v + s_w x p)],    X = frame <- body j = (R, -R^T p)^-1
-(jcalc.subspace_from gives X^-1 S for X = (E, r), so the column is subspace_from with
-(R, -R^T p)), and one rotation of every column by world <- link at the end gives world axes.
+The Jacobian (the geometric Jacobian, Siciliano et al. 2009 sec. 3.1; Pinocchio's
+computeFrameJacobian in LOCAL_WORLD_ALIGNED, angular rows first) has a non-zero column only
+for the joints of the support set kappa(b) of the link's body b, the joints between b and the
+root (RBDA (Featherstone 2008) ch. 4's connectivity: S_j in the columns j of kappa(b), zeros
+elsewhere; Pinocchio's model.supports). One pass over
+kappa(b) from the root outwards composes 0X_j = jX_p pX_0 and writes each column as S_j in
+world coordinates (about the world origin, jcalc.subspace_from with 0X_j), and the end of the
+pass is the frame's world pose; a last pass over kappa(b) moves the columns' reference point
+from the world origin to the frame's point p_0:
+    J_j = [s_w;  s_v + s_w x p_0]       ([s_w; s_v] = 0X_j^-1 S_j)
+No transform is applied to a column, and nothing is computed off the branch.
 
 The bias Jdot qd is the classical acceleration of the point at qdd = 0 (Pinocchio's
 getFrameClassicalAcceleration). The RNEA outward pass with qdd = 0 and no gravity gives the
@@ -34,10 +40,12 @@ from rbd_control.dynamics.jcalc import joint_transform, subspace_from
 from rbd_control.dynamics.model import A_ANG, A_LIN, GRAVITY, NO_FEXT, V_ANG, V_LIN, parent
 from rbd_control.dynamics.rnea import outward_pass
 from rbd_control.dynamics.spatial import (ZERO, add, compiled, cross, jit, mat_mul, rotate,
-                                          rotate_back, scale, transpose, vec)
+                                          rotate_back, transpose, vec)
 
 IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 FRAME_BODY = 4   # the row of F holding the body index (-1: the fixed base) in column 0
+FRAME_POINT = 5  # the row of F holding the point (link coordinates)
+FRAME_ROWS = 6
 
 
 @jit
@@ -52,6 +60,11 @@ def frame_in_body(F, point):
     R = transpose(((F[0, 0], F[0, 1], F[0, 2]), (F[1, 0], F[1, 1], F[1, 2]),
                    (F[2, 0], F[2, 1], F[2, 2])))
     return R, add((F[3, 0], F[3, 1], F[3, 2]), rotate(R, point))
+
+
+@jit
+def frame_point(F):
+    return (F[FRAME_POINT, 0], F[FRAME_POINT, 1], F[FRAME_POINT, 2])
 
 
 @jit
@@ -82,20 +95,28 @@ def put_column(J, j, w, v):
 def jacobian_into(md, q, body, R, p, J):
     """J (6 x nq) of the frame (R, p) of body `body`, world axes; returns world <- frame."""
     J[:, :] = 0.0
+    # kappa(body), marked in row 0 (each column is written before it is read again)
     j = body
     while j >= 0:
-        # J_j = X S_j = [R^T s_w; R^T (s_v + s_w x p)],  X^-1 = (R, -R^T p)
-        w, v = subspace_from(md, j, R, scale(rotate_back(R, p), -1.0))
-        put_column(J, j, w, v)
-        E, r = joint_transform(md, j, q[j])
-        R, p = to_parent(E, r, R, p)
+        J[0, j] = 1.0
         j = parent(md, j)
+    E0, r0 = IDENTITY, ZERO
+    for j in range(body + 1):
+        if J[0, j] != 0.0:
+            # 0X_j = jX_p pX_0:  E0 <- E E0,  r0 <- r0 + E0^T r  (E0 of the parent on the right)
+            E, r = joint_transform(md, j, q[j])
+            E0, r0 = mat_mul(E, E0), add(r0, rotate_back(E0, r))
+            # S_j in world coordinates: 0X_j^-1 S_j
+            w, v = subspace_from(md, j, E0, r0)
+            put_column(J, j, w, v)
+    # world <- frame: x_0 = E0^T (R x + p) + r0
+    R, p = mat_mul(transpose(E0), R), add(r0, rotate_back(E0, p))
     j = body
     while j >= 0:
-        # world axes: J_j <- [R J_j^w; R J_j^v] with R = world <- frame
+        # J_j = [s_w; s_v + s_w x p_0]: the velocity of the point instead of the world origin
         w = (J[0, j], J[1, j], J[2, j])
-        v = (J[3, j], J[4, j], J[5, j])
-        put_column(J, j, rotate(R, w), rotate(R, v))
+        v = add((J[3, j], J[4, j], J[5, j]), cross(w, p))
+        J[3, j], J[4, j], J[5, j] = v[0], v[1], v[2]
         j = parent(md, j)
     return R, p
 
@@ -131,25 +152,26 @@ def frame_pose_batch_kernel(Q, F, T, md):
         frame_pose_into(md, Q[k], F, T[k])
 
 
-@compiled(int64(INPUT, MATRIX, VECTOR, MATRIX, *MODEL_ARGS))
-def frame_jacobian_kernel(q, F, point, J, md):
-    """inputs: q, F, point; outputs: J (md is only read). Returns 0 or a status code."""
+@compiled(int64(INPUT, MATRIX, MATRIX, *MODEL_ARGS))
+def frame_jacobian_kernel(q, F, J, md):
+    """inputs: q, F (with its point); outputs: J (md is only read). Returns 0 or a status
+    code."""
     status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        R, p = frame_in_body(F, (point[0], point[1], point[2]))
+        R, p = frame_in_body(F, frame_point(F))
         jacobian_into(md, q, frame_body(F), R, p, J)
     return status
 
 
 @jit
-def bias_acceleration_into(md, q, qd, F, point, out):
+def bias_acceleration_into(md, q, qd, F, out):
     """out = Jdot qd = [dw; a_p] in world axes (zero for a link on the fixed base)."""
     out[:] = 0.0
     body = frame_body(F)
     if body < 0:
         return
     outward_pass(md, q, qd, np.zeros(md.shape[0]), NO_FEXT)
-    _, p = frame_in_body(F, point)
+    _, p = frame_in_body(F, frame_point(F))
     R0, _ = frame_in_world(md, q, body, IDENTITY, ZERO)   # world <- body
     w, v, dw = vec(md, body, V_ANG), vec(md, body, V_LIN), vec(md, body, A_ANG)
     # dv without the base's -a_g: dv + E0 g, E0 = R0^T
@@ -160,11 +182,12 @@ def bias_acceleration_into(md, q, qd, F, point, out):
     out[0], out[1], out[2], out[3], out[4], out[5] = dw0[0], dw0[1], dw0[2], a0[0], a0[1], a0[2]
 
 
-@compiled(int64(VECTOR, VECTOR, MATRIX, VECTOR, VECTOR, *MODEL_ARGS))
-def frame_bias_acceleration_kernel(q, qd, F, point, out, md):
-    """inputs: q, qd, F, point; outputs: out, md. Returns 0 or a checks status code."""
+@compiled(int64(VECTOR, VECTOR, MATRIX, VECTOR, *MODEL_ARGS))
+def frame_bias_acceleration_kernel(q, qd, F, out, md):
+    """inputs: q, qd, F (with its point); outputs: out, md. Returns 0 or a checks status
+    code."""
     status = state_status(md.shape[0], q, qd, q)
     if status == 0:
-        bias_acceleration_into(md, q, qd, F, (point[0], point[1], point[2]), out)
+        bias_acceleration_into(md, q, qd, F, out)
     return status
 

@@ -17,7 +17,7 @@ from numba import float64, int64
 
 from rbd_control.dynamics.checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, vector_status
 from rbd_control.dynamics.crba import crba_into
-from rbd_control.dynamics.kinematics import frame_body, frame_in_body, jacobian_into
+from rbd_control.dynamics.kinematics import frame_body, frame_in_body, frame_point, jacobian_into
 from rbd_control.dynamics.ltdl import ltdl, ltdl_solve
 from rbd_control.dynamics.spatial import compiled, jit
 
@@ -40,16 +40,15 @@ def damped_inverse_into(A, rcond, Lambda):
     return mu
 
 
-@compiled(int64(INPUT, MATRIX, VECTOR, float64, MATRIX, MATRIX, MATRIX, VECTOR, MATRIX,
-                *MODEL_ARGS))
-def operational_space_kernel(q, F, point, rcond, J, Y, Lambda, damping, H, md):
-    """inputs: q, F (kinematics.py), point, rcond; outputs: J (6 x n), Y = (H^-1 J^T)^T
+@compiled(int64(INPUT, MATRIX, float64, MATRIX, MATRIX, MATRIX, VECTOR, MATRIX, *MODEL_ARGS))
+def operational_space_kernel(q, F, rcond, J, Y, Lambda, damping, H, md):
+    """inputs: q, F (kinematics.py, with its point), rcond; outputs: J (6 x n), Y = (H^-1 J^T)^T
     (6 x n), Lambda (6 x 6), damping[0] = mu, H (its L^T D L), md.
     Returns 0, SINGULAR or a status code."""
     status = vector_status(q, md.shape[0], 1)
     if status != 0:
         return status
-    R, p = frame_in_body(F, (point[0], point[1], point[2]))
+    R, p = frame_in_body(F, frame_point(F))
     jacobian_into(md, q, frame_body(F), R, p, J)
     # H = CRBA(q), then H = L^T D L in place
     crba_into(md, q, H)

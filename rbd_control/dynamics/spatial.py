@@ -11,6 +11,8 @@ coordinates into B and r is B's origin in A coordinates:
 A spatial inertia is kept compact as (m, h, Ibar): mass, first moment h = m c, and rotational
 inertia about the frame origin, so I [w; v] = [Ibar w + h x v;  m v - h x w].
 """
+import threading
+
 from numba import njit
 
 jit = njit(cache=True, nogil=True, inline="always")
@@ -19,26 +21,71 @@ ZERO = (0.0, 0.0, 0.0)
 
 
 def compiled(*signatures, nogil=False):
-    """An entry-point kernel with explicit signatures: compiled (or loaded from the on-disk
-    cache) at import, and a call with any other argument types fails fast with TypeError
-    instead of compiling a new specialisation.
+    """An entry-point kernel with explicit signatures, compiled (or loaded from the on-disk
+    cache) on its first call, not at import: a process compiles only the kernels it calls
+    (a controller in joint space needs 4 of the 16). A call with any other argument types
+    fails fast with TypeError instead of compiling a new specialisation.
 
     A single-state kernel keeps the GIL: releasing and retaking it costs ~45 ns of a ~1 µs
     call, and retaking it while another Python thread runs waits for that thread's switch
     interval (sys.getswitchinterval(), 5 ms by default). Batch kernels, whose calls are long,
     pass nogil=True so that other threads run meanwhile."""
-    return njit(list(signatures), cache=True, nogil=nogil)
+    def lazy(function):
+        kernel = njit(cache=True, nogil=nogil)(function)
+        kernel.declared_signatures = signatures
+
+        def compile_for_args(*args, **kws):
+            # numba's dispatcher calls this when no compiled signature matches the arguments,
+            # then calls what it returns with them: compile the declared signatures (and no
+            # other) and return the dispatcher itself, which dispatches again (TypeError if
+            # the arguments still match none). The kernel runs once.
+            return compile_declared(kernel)
+
+        kernel._compile_for_args = compile_for_args
+        KERNELS.append(kernel)
+        return kernel
+    return lazy
 
 
-def entry_point(kernel):
+KERNELS = []                  # every kernel made by compiled(), in import order
+_COMPILING = threading.Lock()
+
+
+def compile_declared(kernel):
+    """Compile (or load from the cache) a kernel's declared signatures, once, then refuse any
+    other: numba's explicit-signature behaviour, moved from import to first use."""
+    with _COMPILING:
+        if kernel._can_compile:
+            for signature in kernel.declared_signatures:
+                kernel.compile(signature)
+            kernel.disable_compile()
+    return kernel
+
+
+def compile_all():
+    """Compile every kernel of the modules imported so far (what scripts/setup_env.sh does
+    once per installation, so that no node compiles at its first state)."""
+    for kernel in KERNELS:
+        compile_declared(kernel)
+
+
+def entry_point(kernel, rebind):
     """The machine code of a one-signature kernel, called without the dispatcher's per-call
     type resolution (numba's Dispatcher.get_overload): ~0.1 µs less per call.
+
+    What it returns compiles the kernel on its first call and hands the machine code to
+    rebind(code), which stores it where the wrapper reads it (a module global, a closure
+    cell), so that later calls go straight to the machine code.
 
     It checks no argument type (numba's unboxing compares only item sizes, so an int64 array
     would be read as float64): call it only with arrays made here and with user vectors that
     passed the is_vector test of checks.py."""
-    (signature,) = kernel.signatures
-    return kernel.get_overload(signature)
+    def first_call(*args):
+        (signature,) = compile_declared(kernel).signatures
+        code = kernel.get_overload(signature)
+        rebind(code)
+        return code(*args)
+    return first_call
 
 
 @jit

@@ -16,7 +16,8 @@ import numpy as np
 from rbd_control.dynamics.checks import FLOAT64, as_batch, as_vector, raise_for_status
 from rbd_control.dynamics.errors import InputError
 from rbd_control.dynamics.frame_wrench import frame_wrench_kernel
-from rbd_control.dynamics.kinematics import (FRAME_BODY, frame_bias_acceleration_kernel,
+from rbd_control.dynamics.kinematics import (FRAME_BODY, FRAME_POINT, FRAME_ROWS,
+                                             frame_bias_acceleration_kernel,
                                              frame_jacobian_kernel, frame_pose_batch_kernel,
                                              frame_pose_kernel)
 from rbd_control.dynamics.operational_space import SINGULAR, operational_space_kernel
@@ -24,24 +25,32 @@ from rbd_control.dynamics.spatial import entry_point
 
 Q = ("q",)
 STATE = ("q", "qd")
-ORIGIN = np.zeros(3)   # the default point (never written)
 POSE = (4, 4)
 ndarray, empty = np.ndarray, np.empty   # one global look-up per call instead of two
-pose_entry = entry_point(frame_pose_kernel)
-jacobian_entry = entry_point(frame_jacobian_kernel)
-operational_space_entry = entry_point(operational_space_kernel)
-wrench_entry = entry_point(frame_wrench_kernel)
+
+
+def _global(name):
+    """entry_point's rebind: the module global `name` becomes the kernel's machine code."""
+    return lambda code: globals().update({name: code})
+
+
+pose_entry = entry_point(frame_pose_kernel, _global("pose_entry"))
+jacobian_entry = entry_point(frame_jacobian_kernel, _global("jacobian_entry"))
+operational_space_entry = entry_point(operational_space_kernel, _global("operational_space_entry"))
+wrench_entry = entry_point(frame_wrench_kernel, _global("wrench_entry"))
 TAU = ("q", "tau")
 
 
 def link_frames(model) -> dict:
-    """link name -> (body, F) with F = [E_l; r_l; (body, 0, 0)] (5 x 3, kinematics.py), built
-    once per model and kept on it as `_link_frames` (like its default workspace `_data`)."""
+    """link name -> (body, F) with F = [E_l; r_l; (body, 0, 0); 0] (6 x 3, kinematics.py: the
+    frame at the link origin; never written), built once per model and kept on it as
+    `_link_frames` (like its default workspace `_data`)."""
     frames = {}
     for link, (E, r) in model.link_placement.items():
-        F = np.zeros((FRAME_BODY + 1, 3))
+        F = np.zeros((FRAME_ROWS, 3))
         F[:3], F[3], F[FRAME_BODY, 0] = E, r, model.link_body[link]
         frames[link] = (int(model.link_body[link]), F)
+    object.__setattr__(model, "_jacobian_shape", (6, model.nq))   # one tuple fewer per call
     object.__setattr__(model, "_link_frames", frames)
     return frames
 
@@ -57,13 +66,16 @@ def _frame(model, link):
                          f"(links: {', '.join(model.link_names)})") from None
 
 
-def _point(point):
+def _at_point(F, point):
+    """F with `point` (link coordinates) in its point row: F itself for None, else a copy."""
     if point is None:
-        return ORIGIN
+        return F
     p = np.array(point, dtype=float) if np.ndim(point) == 1 else None
     if p is None or p.shape != (3,) or not np.all(np.isfinite(p)):
         raise InputError(f"point must be 3 finite numbers (link coordinates), got {point!r}")
-    return p
+    F = F.copy()
+    F[FRAME_POINT] = p
+    return F
 
 
 def frame_pose(model, q, link) -> np.ndarray:
@@ -90,12 +102,16 @@ def frame_pose_batch(model, Q_batch, link) -> np.ndarray:
 def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     """6 x nq: qd -> [omega; v] of the link (v of its origin, or of `point` in link
     coordinates), world axes."""
-    F = _frame(model, link)[1]
-    point = ORIGIN if point is None else _point(point)
-    J = empty((6, model.nq))
+    try:
+        F = model._link_frames[link][1]   # _frame's fast path, without its call
+    except (AttributeError, KeyError, TypeError):
+        F = _frame(model, link)[1]
+    if point is not None:
+        F = _at_point(F, point)
+    J = empty(model._jacobian_shape)
     if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
         q = as_vector(q, "q", model.nq)
-    status = jacobian_entry(q, F, point, J, model._md)
+    status = jacobian_entry(q, F, J, model._md)
     if status:
         raise_for_status(status, Q, model.nq)
     return J
@@ -110,10 +126,9 @@ def frame_velocity(model, q, qd, link, point=None) -> np.ndarray:
 def frame_bias_acceleration(model, q, qd, link, point=None, data=None) -> np.ndarray:
     """Jdot qd = [dw; a]: the link's classical acceleration at qdd = 0, world axes."""
     data = model._data if data is None else data
-    F = _frame(model, link)[1]
-    point = _point(point)
+    F = _at_point(_frame(model, link)[1], point)
     out = np.empty(6)
-    args = (F, point, out, data.md)
+    args = (F, out, data.md)
     try:
         status = frame_bias_acceleration_kernel(q, qd, *args)
     except (TypeError, ValueError):  # not float64 vectors
@@ -141,17 +156,16 @@ def operational_space_inertia(model, q, link, point=None, rcond=1e-6,
     the result says by how much. A link that no joint moves has no operational space."""
     data = model._data if data is None else data
     body, F = _frame(model, link)
+    F = _at_point(F, point)
     if body < 0:
         raise InputError(f"link {link!r} is fixed to the base: no joint moves it")
     if not (np.isfinite(rcond) and 0.0 < rcond < 1.0):
         raise InputError(f"rcond must be in (0, 1), got {rcond!r}")
-    point = _point(point)
     n = model.nq
     J, Y, Lambda, damping = empty((6, n)), empty((6, n)), empty((6, 6)), empty(1)
     if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
         q = as_vector(q, "q", n)
-    status = operational_space_entry(q, F, point, float(rcond), J, Y, Lambda, damping, data.H,
-                                     data.md)
+    status = operational_space_entry(q, F, float(rcond), J, Y, Lambda, damping, data.H, data.md)
     if status == SINGULAR:
         raise InputError("the mass matrix H(q) is singular at this q")
     if status:
@@ -169,8 +183,7 @@ class FrameWrench:
         if not (isinstance(damping, (int, float)) and np.isfinite(damping) and damping > 0.0):
             raise InputError(f"damping must be a positive finite number, got {damping!r}")
         self.model, self.link, self.damping = model, link, float(damping)
-        self._F = _frame(model, link)[1]
-        self._point = ORIGIN if point is None else _point(point)
+        self._F = _at_point(_frame(model, link)[1], point)
         self._damping2 = self.damping ** 2
         self._J, self._A, self.wrench = empty((6, model.nq)), empty((6, 6)), empty(6)
 
@@ -180,8 +193,8 @@ class FrameWrench:
             q = as_vector(q, "q", n)
         if tau.__class__ is not ndarray or tau.dtype is not FLOAT64 or tau.ndim != 1:
             tau = as_vector(tau, "tau", n)
-        status = wrench_entry(q, self._F, self._point, tau, self._damping2, self._J, self._A,
-                              self.wrench, self.model._md)
+        status = wrench_entry(q, self._F, tau, self._damping2, self._J, self._A, self.wrench,
+                              self.model._md)
         if status:
             raise_for_status(status, TAU, n)
         return self.wrench
