@@ -164,7 +164,8 @@ def knocked(watch, model, mode, knock_efforts, reference, alive):
     t, q = watch.times(t1, end), watch.window(t1, end)
     qd = watch.window(t1, end, field="velocity")
     if mode == "gravity_compensation":   # from 0.1 s after the pulse: coasting only
-        start = int(np.argmax(t >= t1 + KNOCK_S + 0.1))
+        onset = t[int(np.argmax(np.abs(qd).max(axis=1) > 1e-6))]   # the simulator got it
+        start = int(np.argmax(t >= onset + KNOCK_S + 0.1))
         energy = [kinetic_energy(model, q[k], qd[k]) for k in (start, -1)]
         return dict(energy_ratio=energy[1] / max(energy[0], 1e-12))
     last = t >= end - LAST_S

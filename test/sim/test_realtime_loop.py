@@ -93,7 +93,9 @@ def check_hold(ros_node, bringup, states, engine, mode):
     q = np.array([by_name(s) for s in states[start:]])
     qd = np.array([by_name(s, "velocity") for s in states[start:]])
     if mode == "gravity_compensation":
-        moving = int(np.argmax(t >= t[0] + KNOCK_S + 0.1))   # coasting, the pulse over
+        # coasting: 0.1 s after the pulse, which starts when the simulator gets it
+        onset = t[int(np.argmax(np.abs(qd).max(axis=1) > 1e-6))]
+        moving = int(np.argmax(t >= onset + KNOCK_S + 0.1))
         energy = [kinetic_energy(model, order, q[k], qd[k]) for k in (moving, -1)]
         print(f"knocked: kinetic energy {energy[0]:.2e} J just after, {energy[1]:.2e} J "
               f"{t[-1] - t[moving]:.1f} s later")
