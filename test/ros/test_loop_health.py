@@ -51,6 +51,8 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     controller = spawn_node(MODULE, {
         'robot_description': default_arm_urdf(), 'mode': 'feedforward_pd', 'state_timeout': 1.0,
         'max_state_age': MAX_STATE_AGE, 'diagnostics_period': 0.2,
+        # constant gains, so the scale can be read off the feedback (no inertia scheduling)
+        'inertia_scheduling': False,
         # 0.4 s old states: above the warn threshold, below the error one
         'diagnostics.state_age_warn': 0.2, 'diagnostics.state_age_error': 1.0,
         'diagnostics.compute_warn': 0.5, 'diagnostics.compute_error': 1.0})
