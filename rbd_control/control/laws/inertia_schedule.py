@@ -41,7 +41,8 @@ class InertiaSchedule:
     """s(q) for the model-order gains of one model: 1 where a joint is not scheduled."""
 
     def __init__(self, model, reference_inertia: np.ndarray, scheduled: np.ndarray):
-        # (joint indices, its identity; None where the subtree is the whole tree: no copy)
+        # per subtree: (index of its block of H, None for the whole tree: no copy; its joints;
+        # its identity)
         self._blocks = [(None if b.size == model.nq else np.ix_(b, b), b, np.eye(b.size))
                         for b in subtrees(model) if np.any(scheduled[b])]
         self._reference = np.asarray(reference_inertia, dtype=float)
