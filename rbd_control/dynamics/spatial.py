@@ -63,8 +63,10 @@ def compile_declared(kernel):
 
 
 def compile_all():
-    """Compile every kernel of the modules imported so far (what scripts/setup_env.sh does
-    once per installation, so that no node compiles at its first state)."""
+    """Compile every kernel of the package (what scripts/setup_env.sh does once per
+    installation, so that no node compiles at its first state)."""
+    import rbd_control.dynamics  # noqa: F401  (the modules that make kernels register them)
+    import rbd_control.dynamics.regressor  # noqa: F401  (not imported by the package)
     for kernel in KERNELS:
         compile_declared(kernel)
 
