@@ -27,11 +27,11 @@ _rbd_setup() {
     # whose source bytes match, so the second copy loads instead of compiling again. A node
     # that had to compile at start-up would look dead to a test waiting on it.
     echo "setup: compiling the dynamics kernels (cached after the first time)"
-    (cd "$repo" && "$venv/bin/python" -c "from rbd_control.dynamics.spatial import compile_all; compile_all()") || return 1
+    (cd "$repo" && "$venv/bin/python" -c "from rbd_control.dynamics import compile_kernels; compile_kernels()") || return 1
     "$venv/bin/python" "$repo/scripts/seed_kernel_cache.py" "$repo/rbd_control" \
         "$(cd / && "$venv/bin/python" -c 'import os, rbd_control; print(os.path.dirname(rbd_control.__file__))')" \
         || return 1
-    (cd / && "$venv/bin/python" -c "from rbd_control.dynamics.spatial import compile_all; compile_all()") || return 1
+    (cd / && "$venv/bin/python" -c "from rbd_control.dynamics import compile_kernels; compile_kernels()") || return 1
     # A random domain per session keeps parallel runs and other users' nodes apart.
     export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
     cd "$repo"

@@ -43,6 +43,6 @@ echo "test_kilted: installing rbd_control"
 source "$venv/bin/activate"
 source "$repo/scripts/ros_env.sh" "$venv" || exit 1
 # the same numba and numpy as the Jazzy venv reuse the kernels setup_env.sh compiled
-(cd "$repo" && python -c "from rbd_control.dynamics.spatial import compile_all; compile_all()") || exit 1
+(cd "$repo" && python -c "from rbd_control.dynamics import compile_kernels; compile_kernels()") || exit 1
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
 cd "$repo" && python -m pytest "${KILTED_TESTS[@]}" -q -p no:cacheprovider "$@"

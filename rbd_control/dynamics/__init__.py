@@ -17,7 +17,16 @@ from rbd_control.dynamics.task_space import (FrameWrench, OperationalSpace,
                                              operational_space_inertia)
 from rbd_control.dynamics.urdf import load_urdf, load_urdf_file
 
-__all__ = ["Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
+
+def compile_kernels() -> None:
+    """Compile (or load from numba's cache) every kernel of the package now instead of at
+    each one's first call: scripts/setup_env.sh does it once per installation, so that no
+    node compiles at its first state."""
+    from rbd_control.dynamics import regressor  # noqa: F401  (the one module not imported above)
+    from rbd_control.dynamics.spatial import compile_all
+    compile_all()
+
+__all__ = ["compile_kernels", "Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
            "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file",
            "momentum_observer_step", "momentum_terms", "rnea", "rnea_batch", "OperationalSpace",

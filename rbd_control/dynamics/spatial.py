@@ -63,10 +63,8 @@ def compile_declared(kernel):
 
 
 def compile_all():
-    """Compile every kernel of the package (what scripts/setup_env.sh does once per
-    installation, so that no node compiles at its first state)."""
-    import rbd_control.dynamics  # noqa: F401  (the modules that make kernels register them)
-    import rbd_control.dynamics.regressor  # noqa: F401  (not imported by the package)
+    """Compile every kernel of the modules imported so far (rbd_control.dynamics.compile_kernels
+    imports them all first)."""
     for kernel in KERNELS:
         compile_declared(kernel)
 
