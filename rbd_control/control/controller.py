@@ -292,10 +292,8 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
                   if self._integral.active else None)
         s = self.feedback_scale   # bandwidth scale: Kp -> s^2 Kp, Kd -> s Kd (age_guard.py)
         if self.mode == "feedforward_pd":
-            kp, kd = (g.kp, g.kd) if s == 1.0 else (s * s * g.kp, s * g.kd)
-            if self._schedule is not None:   # the default gains at this pose
-                at_pose = self._schedule.scale(self.model, q)
-                kp, kd = kp * at_pose, kd * at_pose
+            kp, kd = self._pd_gains_at(q)
+            kp, kd = (kp, kd) if s == 1.0 else (s * s * kp, s * kd)
             ff, fb = laws.feedforward_pd(self.model, q, qd, q_full, qd_full, qdd_full, kp, kd,
                                          i_term=i_term, error=error)
         else:
@@ -371,9 +369,16 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         """(kp, kd) in command order that feedforward_pd applies at the model-order pose q:
         the gains, the default-rule joints' scaled by their inertia there (inertia_schedule.py);
         before any softening by the age guard or the oscillation answer."""
-        g, take = self._model_order_gains, self._map.take
-        s = 1.0 if self._schedule is None else self._schedule.scale(self.model, q)
-        return take(g.kp * s), take(g.kd * s)
+        kp, kd = self._pd_gains_at(q)
+        return self._map.take(kp), self._map.take(kd)
+
+    def _pd_gains_at(self, q):
+        """Model-order kp, kd at the model-order pose q (inertia_schedule.py)."""
+        g = self._model_order_gains
+        if self._schedule is None:
+            return g.kp, g.kd
+        at_pose = self._schedule.scale(self.model, q)
+        return g.kp * at_pose, g.kd * at_pose
 
     def _set_gain_arrays(self, gains: Gains):
         self.gains, self._model_order_gains = gains, in_model_order(gains, self._map)
