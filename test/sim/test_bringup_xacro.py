@@ -53,8 +53,10 @@ def test_bringup_expands_a_xacro_for_every_node(ros_env, ros_node, tmp_path):
          "--lockstep", "--duration", "12", "--log-dir", str(tmp_path)],
         ros_env)
     try:
-        ros_node.wait_for(lambda: descriptions and len(commands) > 200, timeout=60,
-                          what="the description and 200 effort commands")
+        # each topic's subscription matches on its own: wait for every one (the probe is
+        # not spun after this, so a topic still unmatched here would stay empty)
+        ros_node.wait_for(lambda: descriptions and states and len(commands) > 200, timeout=60,
+                          what="the description, joint states and 200 effort commands")
     finally:
         if process.poll() is None:
             process.wait(timeout=60)
