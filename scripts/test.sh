@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite on a fresh machine: set up the environment, then run every test on ROS 2
-# Jazzy, and the ROS-facing ones on Kilted too (scripts/test_kilted.sh; RBD_KILTED=0 skips).
+# Jazzy, then the ROS-facing ones on Kilted too (scripts/test_kilted.sh; RBD_KILTED=0 skips).
 # Extra arguments go to every pytest run.
 set -uo pipefail
 here="$(dirname "$0")"
@@ -15,20 +15,18 @@ if [ "$kilted" != 0 ]; then
     kilted_prepare=$!
 fi
 source "$here/setup_env.sh" || exit 1
-# The tests that start nodes (marked `nodes` by test/conftest.py; several run in real time)
-# run at normal priority. Beside them, niced so they only fill the cores the nodes leave idle:
-# the demo (lock step: it waits for nothing in real time), then the tests that only compute.
+# The demo (lock step: it waits for nothing in real time) runs beside the tests that start no
+# node, on the other core; then the node tests, some of which run in real time, alone.
 demo_test=test/sim/test_bringup_and_demo.py
-niced_log="$(mktemp)"
-(
-    status=0
-    nice -n 10 python -m pytest "$demo_test" -q -p no:cacheprovider "$@" || status=1
-    nice -n 10 python -m pytest test -m "not nodes" -q -p no:cacheprovider "$@" || status=1
-    exit $status
-) >"$niced_log" 2>&1 &
-niced=$!
-python -m pytest test -m nodes --ignore "$demo_test" -q -p no:cacheprovider "$@"
+demo_log="$(mktemp)"
+python -m pytest "$demo_test" -q -p no:cacheprovider "$@" >"$demo_log" 2>&1 &
+demo=$!
+python -m pytest test -q -p no:cacheprovider --ignore=test/ros --ignore=test/sim "$@"
 status=$?
+wait "$demo" || status=1
+echo "--- $demo_test"
+cat "$demo_log"
+python -m pytest test/ros test/sim -q -p no:cacheprovider --ignore "$demo_test" "$@" || status=1
 if [ "$kilted" != 0 ]; then
     wait "$kilted_prepare"
     prepared=$?
@@ -40,8 +38,4 @@ if [ "$kilted" != 0 ]; then
         status=1
     fi
 fi
-# what is left of the niced tests finishes beside Kilted's
-wait "$niced" || status=1
-echo "--- $demo_test, then the tests that start no node (niced beside the node tests)"
-cat "$niced_log"
 exit $status
