@@ -43,6 +43,7 @@ import dartpy as dart
 import numpy as np
 
 from rbd_control.dynamics import crba, load_urdf
+from rbd_control.dynamics.free_inertia import free_joint_inertia, regularised_inverse
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.dynamics.urdf_xml import dynamics_elements
 from rbd_control.sim.plant import (URDF_GRAVITY, CommandedJoints, JointStateSample, Payload,
@@ -287,12 +288,8 @@ def _explicit_damping(model, timestep: float, initial_positions) -> dict:
     poses = [np.array([initial_positions.get(n, 0.0) for n in model.joint_names], dtype=float),
              np.clip(np.zeros(model.nq), limits[:, 0], limits[:, 1])]
     poses += list(rng.uniform(limits[:, 0], limits[:, 1], size=(_INERTIA_POSES, model.nq)))
-    def felt_at(q):          # a massless subtree makes H singular: regularised, it feels ~0
-        H = crba(model, q)
-        H = H + 1e-12 * max(np.abs(np.diag(H)).max(), 1e-300) * np.eye(model.nq)
-        return 1.0 / np.diag(np.linalg.inv(H))
-
-    felt = np.min([felt_at(q) for q in poses], axis=0)
+    felt = np.min([free_joint_inertia(regularised_inverse(crba(model, q))) for q in poses],
+                  axis=0)
     explicit = both & (model.damping * timestep < EXPLICIT_DAMPING_LIMIT * felt)
     return {name: float(b) for name, b, use in zip(model.joint_names, model.damping, explicit)
             if use}

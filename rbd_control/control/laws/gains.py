@@ -71,6 +71,8 @@ from typing import Mapping, Optional, Sequence, Union
 import numpy as np
 
 from rbd_control.dynamics import crba
+from rbd_control.dynamics.free_inertia import (free_joint_inertia, max_inertia_ratio,
+                                               regularised_inverse)
 
 from rbd_control.control.errors import GainError, brief
 from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO, MAX_KD, MAX_KP
@@ -109,9 +111,6 @@ REFERENCE_POSE_SEED = 20260520
 # while a humanoid's massless finger gets ~1e-5), and an absolute floor for a massless model.
 INERTIA_FLOOR_FRACTION = 1e-6
 MIN_REFERENCE_INERTIA = 1e-12
-# added to H's diagonal (relative to its largest entry) so that a massless subtree's singular H
-# can be inverted; far below any real joint's inertia (it moves d_i by < 1e-6 on the default arm)
-REGULARISATION = 1e-12
 # frequency grid of the phase margin: log-spaced up to the Nyquist frequency pi / T
 _FREQUENCY_POINTS = 4000
 _BISECTION_STEPS = 48
@@ -182,20 +181,15 @@ def subtrees(model) -> list:
 def reference_inertia(model) -> np.ndarray:
     """d_i = m_i / mu (module doc, step 1): the effective inertia of each joint with the others
     free, minimised over the reference poses, scaled so that D <= H(q) at every one of them."""
-    poses = reference_poses(model)
     blocks = subtrees(model)
-    inverses = []                       # per pose, per subtree: (H_block + eps I)^-1
-    for q in poses:
-        H = crba(model, q)
-        eps = max(REGULARISATION * float(np.max(np.diag(H))), MIN_REFERENCE_INERTIA)
-        inverses.append([np.linalg.inv(H[np.ix_(b, b)] + eps * np.eye(b.size)) for b in blocks])
+    # per pose, per subtree: (H_block + eps I)^-1 (dynamics.free_inertia)
+    inverses = [[regularised_inverse(H[np.ix_(b, b)]) for b in blocks]
+                for H in (crba(model, q) for q in reference_poses(model))]
     m = np.zeros(model.nq)
     for b_index, b in enumerate(blocks):
-        diagonals = np.array([np.diag(inv[b_index]) for inv in inverses])
-        m_b = 1.0 / diagonals.max(axis=0)
-        root_m = np.sqrt(m_b)
-        mu = max(float(np.linalg.eigvalsh(root_m[:, None] * inv[b_index] * root_m[None, :])[-1])
-                 for inv in inverses)
+        # m_i = min over poses of 1 / (H^-1)_ii;  mu = max over poses of lambda_max(H^-1 D_m)
+        m_b = np.min([free_joint_inertia(inv[b_index]) for inv in inverses], axis=0)
+        mu = max(max_inertia_ratio(m_b, inv[b_index]) for inv in inverses)
         m[b] = m_b / max(mu, 1.0)
     return np.maximum(m, max(INERTIA_FLOOR_FRACTION * float(np.max(m)), MIN_REFERENCE_INERTIA))
 

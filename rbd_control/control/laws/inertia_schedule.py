@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbd_control.control.laws.gains import MIN_REFERENCE_INERTIA, REGULARISATION, subtrees
+from rbd_control.control.laws.gains import subtrees
 from rbd_control.dynamics import crba
+from rbd_control.dynamics.free_inertia import (free_joint_inertia, max_inertia_ratio,
+                                               regularised_inverse)
 
 __all__ = ["InertiaSchedule", "MIN_SCALE", "MAX_SCALE"]
 
@@ -41,9 +43,8 @@ class InertiaSchedule:
     """s(q) for the model-order gains of one model: 1 where a joint is not scheduled."""
 
     def __init__(self, model, reference_inertia: np.ndarray, scheduled: np.ndarray):
-        # per subtree: (index of its block of H, None for the whole tree: no copy; its joints;
-        # its identity)
-        self._blocks = [(None if b.size == model.nq else np.ix_(b, b), b, np.eye(b.size))
+        # per subtree: its block of H (None for the whole tree: no copy) and its joints
+        self._blocks = [(None if b.size == model.nq else np.ix_(b, b), b)
                         for b in subtrees(model) if np.any(scheduled[b])]
         self._reference = np.asarray(reference_inertia, dtype=float)
         self._scheduled = np.asarray(scheduled, dtype=bool)
@@ -53,16 +54,14 @@ class InertiaSchedule:
         """s_i(q) = d_i(q) / d_i (module doc) for the scheduled joints, 1 for the rest."""
         s = np.ones(self._reference.size)
         H = crba(model, q)
-        for block, b, identity in self._blocks:
-            H_b = H if block is None else H[block]
-            eps = max(REGULARISATION * float(np.max(np.diag(H_b))), MIN_REFERENCE_INERTIA)
-            # H^-1 of the subtree (regularised like gains.reference_inertia)
-            H_inv = np.linalg.inv(H_b + eps * identity)
-            # m_i = 1 / (H^-1)_ii;  mu = lambda_max(M^1/2 H^-1 M^1/2)
-            root_m = 1.0 / np.sqrt(np.diag(H_inv))
-            mu = float(np.linalg.eigvalsh(root_m[:, None] * H_inv * root_m[None, :])[-1])
+        for block, b in self._blocks:
+            # H^-1 of the subtree, regularised as gains.reference_inertia's
+            H_inv = regularised_inverse(H if block is None else H[block])
+            # m_i = 1 / (H^-1)_ii;  mu = lambda_max(H^-1 M)
+            m = free_joint_inertia(H_inv)
+            mu = max_inertia_ratio(m, H_inv)
             # d_i(q) = m_i / mu
-            s[b] = np.square(root_m) / max(mu, 1.0) / self._reference[b]
+            s[b] = m / max(mu, 1.0) / self._reference[b]
         np.clip(s, MIN_SCALE, MAX_SCALE, out=s)
         s[~self._scheduled] = 1.0
         return s
