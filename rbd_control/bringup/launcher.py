@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, EXCITATION_BANDWIDTH,
-                                           Bringup, BringupConfig, find_config_file)
+from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, Bringup,
+                                           BringupConfig, excitation_parameters,
+                                           find_config_file)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.params.controller import MODES
@@ -137,7 +138,7 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
         controller_params_files=list(args.params_file),
         plant_urdf=plant,
         log_dir=args.log_dir,
-        extra_controller_parameters=dict(EXCITATION_BANDWIDTH) if args.excite else {},
+        extra_controller_parameters=excitation_parameters(args.lockstep) if args.excite else {},
     )
 
 

@@ -40,13 +40,26 @@ CONFIG_FILE = "config/arm_controller.yaml"
 # the busy 250 Hz / 10 ms of its defaults.
 LOCKSTEP_LOOP = {"expected_state_period": 0.001, "expected_delay": 0.001}
 # An excitation drags the joints through friction the model does not know: it takes the
-# stiffest gains that loop's margins allow.
+# stiffest gains the loop's margins allow.
 EXCITATION_BANDWIDTH = {"bandwidth_hz": 30.0}
+# rbd_mujoco_sim in real time on this 2-core machine: a state every 1 ms (97 % of them answered
+# quiet, 78 % with two busy loops), the command out p99 1.3 ms after it quiet, 5.1 ms loaded
+# (bench/latency.py, doc/benchmarks.md). An excitation in real time declares this loop instead
+# of the defaults' busy 250 Hz / 10 ms: their 3.5 Hz gains moved the demo plant's wrist_3
+# (0.3 N m of Coulomb friction, 9e-5 kg m^2 felt with the other joints free) 0.02 rad of the
+# 3 rad asked; this loop's 7 Hz gains move it 0.7 rad with 5 ms of delay (ROS-free).
+REALTIME_SIM_LOOP = {"expected_state_period": 0.002, "expected_delay": 0.005}
 
 
 def lockstep_loop(lockstep: bool) -> dict:
     """The controller parameters of a lock-step loop (none in real time)."""
     return dict(LOCKSTEP_LOOP) if lockstep else {}
+
+
+def excitation_parameters(lockstep: bool) -> dict:
+    """The controller parameters of an excitation on the simulator: the stiffest gains the loop
+    it runs allows (lockstep_loop's own in lock step)."""
+    return {**EXCITATION_BANDWIDTH, **({} if lockstep else REALTIME_SIM_LOOP)}
 
 
 def find_config_file(relative: str = CONFIG_FILE) -> Path:

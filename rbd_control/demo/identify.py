@@ -7,13 +7,14 @@ from run 2 on), rbd_controller starts from the nominal URDF. Each run is a fresh
   1. excitation: EXCITE_S s of excite.py's trajectory in feedforward_pd, /joint_states
      recorded -> identification.fit of the inertial parameters and joint friction ->
      identified.urdf and friction.yaml, the files rbd_identify writes
-  2. nominal model, with the payload: gravity_compensation released at plant.HOLD_POSE
-     (drift over GRAVITY_HOLD_S), feedforward_pd on plant.validation_waypoints (RMS), then
-     PAYLOAD_EXCITE_S s of the same excitation -> a payload-only fit on the identified arm
-     (rbd_identify --urdf identified.urdf --payload-link tool0) -> payload.yaml
-  3. identified model: identified.urdf as robot_description, friction.yaml and payload.yaml
+  2. payload excitation: PAYLOAD_EXCITE_S s of the same excitation with the payload on -> a
+     payload-only fit on the identified arm (rbd_identify --urdf identified.urdf
+     --payload-link tool0) -> payload.yaml
+  3. nominal model, with the payload: gravity_compensation released at plant.HOLD_POSE
+     (drift over GRAVITY_HOLD_S), feedforward_pd on plant.validation_waypoints (RMS)
+  4. identified model: identified.urdf as robot_description, friction.yaml and payload.yaml
      as parameter files, the way a user applies them; the same hold and trajectory
-  4. exact model (the plant's URDF, its friction and payload as parameters): the trajectory,
+  5. exact model (the plant's URDF, its friction and payload as parameters): the trajectory,
      the reference the identified model's tracking is judged against
 
 The acceptance (README, identification): drift < MAX_IDENTIFIED_DRIFT with the identified
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_control.bringup.processes import EXCITATION_BANDWIDTH, Bringup, BringupConfig
+from rbd_control.bringup.processes import Bringup, BringupConfig, excitation_parameters
 from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_PAYLOAD, perturbed_urdf,
                                     true_friction_parameters, validation_waypoints)
 from rbd_control.demo.record import Series
@@ -82,7 +83,7 @@ class IdentificationOutcome:
 
 
 class IdentificationPhase:
-    """Runs the four bringups on the demo's rclpy node; `base` is the demo's BringupConfig
+    """Runs the five bringups on the demo's rclpy node; `base` is the demo's BringupConfig
     (config file, pacing, log directory), `description` its /robot_description publisher."""
 
     def __init__(self, node, executor, base: BringupConfig, description, output: Path) -> None:
@@ -115,9 +116,7 @@ class IdentificationPhase:
         identified = self._write("identified.urdf", arm.to_urdf(self.nominal_urdf))
         friction = self._write("friction.yaml", arm.friction_yaml())
 
-        runs = {}
-        with self._bringup("nominal", "gravity_compensation"):
-            runs["nominal"] = self._evaluate("nominal", hold=True)
+        with self._bringup("payload excitation", "feedforward_pd"):
             lead_in = length - EXCITE_S
             payload_data = self._excite(excitation, lead_in + PAYLOAD_EXCITE_S, "payload excitation",
                                         self.folder / "payload_excitation.npz")
@@ -126,6 +125,9 @@ class IdentificationPhase:
                      payload_data.tau, payload_data.qd, payload_link=TRUE_PAYLOAD.link)
         payload = self._write("payload.yaml", payload_yaml(loaded.payload))
 
+        runs = {}
+        with self._bringup("nominal", "gravity_compensation"):
+            runs["nominal"] = self._evaluate("nominal", hold=True)
         with self._bringup("identified", "gravity_compensation", urdf=identified.read_text(),
                            params_files=[friction, payload]):
             runs["identified"] = self._evaluate("identified", hold=True)
@@ -140,7 +142,8 @@ class IdentificationPhase:
     # --- the runs -------------------------------------------------------------------
 
     def _bringup(self, name, mode, *, payload=True, urdf=None, params_files=(), parameters=None):
-        """A context manager: this run's nodes, with self.demo following them."""
+        """A context manager: this run's nodes, with self.demo following them. An excitation
+        (its name says so) takes the stiffest gains its loop allows (excitation_parameters)."""
         self._publish(urdf or self.nominal_urdf)
         simulator = {"stiff_friction": True}
         if payload:
@@ -149,14 +152,16 @@ class IdentificationPhase:
                               "payload.com": list(p.com), "payload.inertia": list(p.inertia)})
         home = self.base.initial_positions if name == "excitation" else \
             dict(zip(self.nominal.joint_names, HOLD_POSE))
+        excitation = excitation_parameters(self.base.lockstep) if "excitation" in name else {}
         config = replace(
             self.base, urdf=urdf or self.nominal_urdf, mode=mode, initial_positions=dict(home),
             plant_urdf=self.plant, extra_simulator_parameters=simulator,
             controller_params_files=list(params_files),
             extra_controller_parameters={**self.base.extra_controller_parameters,
-                                         **(EXCITATION_BANDWIDTH if name == "excitation" else {}),
+                                         **excitation,
                                          "state_timeout": STATE_TIMEOUT_S, **(parameters or {})},
-            log_dir=self.base.log_dir / f"identification_{name}" if self.base.log_dir else None)
+            log_dir=(self.base.log_dir / f"identification_{name.replace(' ', '_')}"
+                     if self.base.log_dir else None))
         return _Run(self, Bringup(config))
 
     def _publish(self, urdf: str) -> None:
