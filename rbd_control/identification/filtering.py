@@ -8,7 +8,11 @@ several times the highest frequency the motion contains; the default suits the e
 trajectories (harmonics up to ~1 Hz) and keeps 1e-4 rad encoder steps from reaching qdd.
 
 Recordings with gaps (several runs in one file, dropped messages) are split where the sampling
-interval jumps, and each piece is filtered alone; pieces too short to filter are dropped.
+interval jumps, and each piece is filtered alone; pieces too short to filter are dropped. A
+piece sampled unevenly (a loop in real time publishes when it can: rbd_mujoco_sim's states
+came 1 or 2 ms apart, about half each) is first interpolated linearly onto an even grid at its
+median step, since the filter assumes even sampling: filtered as if even, that recording gave
+a model that tracked the demo's validation trajectory 23x worse than the exact one.
 """
 from __future__ import annotations
 
@@ -49,6 +53,17 @@ def min_samples(cutoff_hz, dt):
     return max(int(3.0 / (cutoff_hz * dt)), 3 * (2 * ORDER + 1) + 1)
 
 
+def evenly_sampled(t, dt, *signals):
+    """(t, signals) as given when t steps evenly by dt (to 1e-6 dt), else on the grid
+    t[0] + k dt, each column interpolated linearly (None stays None)."""
+    if np.all(np.abs(np.diff(t) - dt) <= 1e-6 * dt):
+        return t, signals
+    grid = t[0] + dt * np.arange(int(np.floor((t[-1] - t[0]) / dt + 1e-9)) + 1)
+    return grid, tuple(None if x is None else np.column_stack(
+        [np.interp(grid, t, column) for column in np.asarray(x, dtype=float).T])
+        for x in signals)
+
+
 def filtered_states(t, q, tau, qd=None, cutoff_hz=DEFAULT_CUTOFF_HZ, trim_s=None):
     """(t, q, qd, qdd, tau) filtered and differentiated piece by piece, with trim_s (default
     3 / cutoff) cut from both ends of each piece where filtfilt's edge transient lives."""
@@ -60,10 +75,12 @@ def filtered_states(t, q, tau, qd=None, cutoff_hz=DEFAULT_CUTOFF_HZ, trim_s=None
         dt = float(np.median(np.diff(tp))) if tp.size > 1 else np.inf
         if tp.size < min_samples(cutoff_hz, dt):
             continue
-        q_f = lowpass(q[piece], dt, cutoff_hz)
-        qd_f = np.gradient(q_f, tp, axis=0) if qd is None else lowpass(qd[piece], dt, cutoff_hz)
+        tp, (q_p, qd_p, tau_p) = evenly_sampled(tp, dt, q[piece],
+                                                None if qd is None else qd[piece], tau[piece])
+        q_f = lowpass(q_p, dt, cutoff_hz)
+        qd_f = np.gradient(q_f, tp, axis=0) if qd is None else lowpass(qd_p, dt, cutoff_hz)
         qdd_f = np.gradient(qd_f, tp, axis=0)
-        tau_f = lowpass(tau[piece], dt, cutoff_hz)
+        tau_f = lowpass(tau_p, dt, cutoff_hz)
         keep = (tp >= tp[0] + trim_s) & (tp <= tp[-1] - trim_s)
         for store, value in zip(out, (tp, q_f, qd_f, qdd_f, tau_f)):
             store.append(value[keep])

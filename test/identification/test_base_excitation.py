@@ -83,6 +83,22 @@ def test_filtering_differentiates_without_lag():
     np.testing.assert_allclose(tauf, 3.0 * qf, atol=1e-9)
 
 
+def test_unevenly_sampled_recordings_differentiate_as_even_ones():
+    """States 1 or 2 ms apart (rbd_mujoco_sim in real time): the same q, qd, qdd as the sine's.
+    Filtered as if even at the median step (2 ms), they did not."""
+    rng = np.random.default_rng(3)
+    t = np.cumsum(rng.choice([1e-3, 2e-3], size=6000, p=[0.45, 0.55]))
+    w = 2 * np.pi * 0.7
+    q = np.column_stack((np.sin(w * t), 0.5 * np.cos(w * t)))
+    tf, qf, qdf, qddf, tauf = filtered_states(t, q, 3.0 * q, qd=np.column_stack(
+        (w * np.cos(w * t), -0.5 * w * np.sin(w * t))))
+    np.testing.assert_allclose(qf, np.column_stack((np.sin(w * tf), 0.5 * np.cos(w * tf))),
+                               atol=1e-4)
+    np.testing.assert_allclose(qddf, -w ** 2 * qf, atol=2e-2)
+    np.testing.assert_allclose(tauf, 3.0 * qf, atol=1e-6)
+    np.testing.assert_allclose(np.diff(tf), 2e-3)        # on the median step's grid
+
+
 def test_recordings_with_gaps_are_filtered_piece_by_piece():
     t = np.concatenate((np.arange(0.0, 5.0, 1e-3), 20.0 + np.arange(0.0, 5.0, 1e-3)))
     assert [(s.start, s.stop) for s in segments(t)] == [(0, 5000), (5000, 10000)]
