@@ -14,8 +14,10 @@ python="${PYTHON:-python3.11}"
 
 # The tests that touch rclpy through the nodes; everything below ros/ imports no rclpy and
 # runs the same on both distributions (test/test_layout.py enforces that). The action server
-# is test_follow_joint_trajectory (control_msgs built below); the node without control_msgs
-# and the 1 kHz throughput test (a measurement, not an API) stay Jazzy-only, for time.
+# is test_follow_joint_trajectory (control_msgs built below); the node without control_msgs,
+# the 1 kHz throughput test (a measurement, not an API) and the in-the-loop hold and tracking
+# (the same arithmetic on either rclpy; the action tests close the loop on Kilted) stay
+# Jazzy-only, for time.
 KILTED_TESTS=(
     test/ros/test_signals.py
     test/sim/test_prompt_services.py
@@ -24,6 +26,10 @@ KILTED_TESTS=(
     test/sim/test_follow_joint_trajectory.py
     --deselect
     test/ros/test_controller_node.py::test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced
+    --deselect
+    test/sim/test_in_the_loop.py::test_gravity_compensation_holds_the_arm_for_5_s_of_sim_time
+    --deselect
+    test/sim/test_in_the_loop.py::test_computed_torque_tracks_a_trajectory_through_the_workspace
 )
 
 if [ "${KILTED_PREPARED:-0}" != 1 ]; then
