@@ -120,7 +120,9 @@ def task_space_rows(pair: Pair, repeats: int, number: int):
 
 def task_space_calls(pair: Pair, link: str = "panda_hand"):
     """frame_pose / frame_jacobian per call beside Pinocchio. A pose at a new q costs Pinocchio
-    forwardKinematics + updateFramePlacement (updateFramePlacement alone only reads oMi)."""
+    forwardKinematics + updateFramePlacement (updateFramePlacement alone only reads oMi).
+    frame_jacobian is timed both as the function (a new J per call, as Pinocchio's binding
+    returns) and as a prepared FrameJacobian (one J reused: no allocation per call)."""
     m, pm, pd, pin = pair.model, pair.pmodel, pair.pdata, pair.pin
     q, pq = pair.q, pair.pq
     frame = pm.getFrameId(link)
@@ -129,6 +131,9 @@ def task_space_calls(pair: Pair, link: str = "panda_hand"):
     def pin_pose(k):
         pin.forwardKinematics(pm, pd, pq[k])
         return pin.updateFramePlacement(pm, pd, frame)
+
+    # the documented per-state form at one link (API.md): prepared once, J reused
+    jacobian = rbd.FrameJacobian(m, link)
 
     def pin_lambda(k):
         J = pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)
@@ -139,6 +144,9 @@ def task_space_calls(pair: Pair, link: str = "panda_hand"):
                                                   pin_pose),
         "frame_jacobian vs computeFrameJacobian": (
             lambda k: rbd.frame_jacobian(m, q[k], link),
+            lambda k: pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)),
+        "FrameJacobian vs computeFrameJacobian": (
+            lambda k: jacobian(q[k]),
             lambda k: pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)),
         "operational_space_inertia vs inv(J M^-1 J^T)": (
             lambda k: rbd.operational_space_inertia(m, q[k], link),
