@@ -2,6 +2,7 @@
 
     python bench/dynamics.py            # full run, ~2 minutes
     python bench/dynamics.py --quick    # fewer repeats
+    python bench/dynamics.py --only crba --only frame_jacobian   # those Panda rows alone
 
 Ours and Pinocchio's calls are timed interleaved, repeat after repeat, on the same states, so
 load on the machine hits both alike; the ratio of the medians is the figure to read. Times are
@@ -113,9 +114,15 @@ class Pair:
         }
 
 
-def task_space_rows(pair: Pair, repeats: int, number: int, link: str = "panda_hand"):
+def task_space_rows(pair: Pair, repeats: int, number: int):
+    return compare(pair, repeats, number, task_space_calls(pair))
+
+
+def task_space_calls(pair: Pair, link: str = "panda_hand"):
     """frame_pose / frame_jacobian per call beside Pinocchio. A pose at a new q costs Pinocchio
-    forwardKinematics + updateFramePlacement (updateFramePlacement alone only reads oMi)."""
+    forwardKinematics + updateFramePlacement (updateFramePlacement alone only reads oMi).
+    frame_jacobian is timed both as the function (a new J per call, as Pinocchio's binding
+    returns) and as a prepared FrameJacobian (one J reused: no allocation per call)."""
     m, pm, pd, pin = pair.model, pair.pmodel, pair.pdata, pair.pin
     q, pq = pair.q, pair.pq
     frame = pm.getFrameId(link)
@@ -125,22 +132,26 @@ def task_space_rows(pair: Pair, repeats: int, number: int, link: str = "panda_ha
         pin.forwardKinematics(pm, pd, pq[k])
         return pin.updateFramePlacement(pm, pd, frame)
 
+    # the documented per-state form at one link (API.md): prepared once, J reused
+    jacobian = rbd.FrameJacobian(m, link)
+
     def pin_lambda(k):
         J = pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)
         return np.linalg.inv(J @ pin.computeMinverse(pm, pd, pq[k]) @ J.T)
 
-    calls = {
+    return {
         "frame_pose vs FK+updateFramePlacement": (lambda k: rbd.frame_pose(m, q[k], link),
                                                   pin_pose),
         "frame_jacobian vs computeFrameJacobian": (
             lambda k: rbd.frame_jacobian(m, q[k], link),
             lambda k: pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)),
+        "FrameJacobian vs computeFrameJacobian": (
+            lambda k: jacobian(q[k]),
+            lambda k: pin.computeFrameJacobian(pm, pd, pq[k], frame, lwa)),
         "operational_space_inertia vs inv(J M^-1 J^T)": (
             lambda k: rbd.operational_space_inertia(m, q[k], link),
             pin_lambda),
     }
-
-    return compare(pair, repeats, number, calls)
 
 
 def per_call_us(function, states: int, number: int) -> float:
@@ -250,11 +261,29 @@ def table(title, header, rows, formats):
         print("  " + "  ".join(f"{v:>{w}{f}}" for v, (w, f) in zip(row, formats)))
 
 
+def only_rows(names, repeats, number):
+    """The Panda per-call rows (joint space and task space) whose name starts with one of
+    `names`, timed as in the full run: a short run for one change."""
+    pair = Pair(panda_urdf())
+    calls = {**pair.calls(), **task_space_calls(pair)}
+    chosen = {name: call for name, call in calls.items() if name.startswith(tuple(names))}
+    if not chosen:
+        raise SystemExit(f"no row starts with {names}; rows: {', '.join(calls)}")
+    table("Panda, one state per call", ("function", "ours µs", "pin µs", "ratio"),
+          compare(pair, repeats, number, chosen), [(46, ""), (8, ".3f"), (8, ".3f"), (6, ".2f")])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="only the Panda per-call rows whose name starts with NAME "
+                             "(repeatable; same repeats, no batches, scaling or start-up)")
     args = parser.parse_args()
     repeats, number = (3, 20) if args.quick else (9, 60)
+    if args.only:
+        only_rows(args.only, repeats, number)
+        return
 
     import pinocchio
     print(f"rbd_control vs Pinocchio {pinocchio.__version__}, Python "

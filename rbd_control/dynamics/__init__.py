@@ -11,10 +11,10 @@ from rbd_control.dynamics.api import (bias, coriolis_matrix, crba, crba_batch, c
                                       momentum_observer_step, momentum_terms, rnea, rnea_batch)
 from rbd_control.dynamics.errors import InputError, ModelError, RbdError
 from rbd_control.dynamics.model import Data, Model
-from rbd_control.dynamics.task_space import (FrameWrench, OperationalSpace,
-                                             frame_bias_acceleration, frame_jacobian, frame_pose,
-                                             frame_pose_batch, frame_velocity, frame_wrench,
-                                             operational_space_inertia)
+from rbd_control.dynamics.task_space import (FrameJacobian, FrameWrench, OperationalSpace,
+                                             frame_bias_acceleration, frame_jacobian,
+                                             frame_pose, frame_pose_batch, frame_velocity,
+                                             frame_wrench, operational_space_inertia)
 from rbd_control.dynamics.urdf import load_urdf, load_urdf_file
 
 
@@ -30,5 +30,5 @@ __all__ = ["compile_kernels", "Data", "InputError", "Model", "ModelError", "RbdE
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
            "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file",
            "momentum_observer_step", "momentum_terms", "rnea", "rnea_batch", "OperationalSpace",
-           "FrameWrench", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
+           "FrameJacobian", "FrameWrench", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
            "frame_pose_batch", "frame_velocity", "frame_wrench", "operational_space_inertia"]

@@ -44,13 +44,15 @@ TAU = ("q", "tau")
 def link_frames(model) -> dict:
     """link name -> (body, F) with F = [E_l; r_l; (body, 0, 0); 0] (6 x 3, kinematics.py: the
     frame at the link origin; never written), built once per model and kept on it as
-    `_link_frames` (like its default workspace `_data`)."""
+    `_link_frames` (like its default workspace `_data`); `_link_F` maps the name to F alone,
+    one subscript fewer for frame_jacobian."""
     frames = {}
     for link, (E, r) in model.link_placement.items():
         F = np.zeros((FRAME_ROWS, 3))
         F[:3], F[3], F[FRAME_BODY, 0] = E, r, model.link_body[link]
         frames[link] = (int(model.link_body[link]), F)
     object.__setattr__(model, "_jacobian_shape", (6, model.nq))   # one tuple fewer per call
+    object.__setattr__(model, "_link_F", {link: F for link, (_, F) in frames.items()})
     object.__setattr__(model, "_link_frames", frames)
     return frames
 
@@ -103,7 +105,7 @@ def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     """6 x nq: qd -> [omega; v] of the link (v of its origin, or of `point` in link
     coordinates), world axes."""
     try:
-        F = model._link_frames[link][1]   # _frame's fast path, without its call
+        F = model._link_F[link]   # _frame's fast path, without its call
     except (AttributeError, KeyError, TypeError):
         F = _frame(model, link)[1]
     if point is not None:
@@ -115,6 +117,27 @@ def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     if status:
         raise_for_status(status, Q, model.nq)
     return J
+
+
+class FrameJacobian:
+    """frame_jacobian at one link (and point), prepared once: the link and point checked and J
+    allocated, so that a per-state caller (a control loop) pays one compiled call and no
+    allocation. Calling it with q returns the one reused (6, nq) array J, overwritten by the
+    next call (copy it to keep it); not to be shared between threads."""
+
+    def __init__(self, model, link, point=None):
+        self.model, self.link = model, link
+        self._F = _at_point(_frame(model, link)[1], point)
+        self._md = model._md   # only read by the kernel, so the model's own workspace serves
+        self.J = empty((6, model.nq))
+
+    def __call__(self, q) -> np.ndarray:
+        if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
+            q = as_vector(q, "q", self.model.nq)
+        status = jacobian_entry(q, self._F, self.J, self._md)
+        if status:
+            raise_for_status(status, Q, self.model.nq)
+        return self.J
 
 
 def frame_velocity(model, q, qd, link, point=None) -> np.ndarray:

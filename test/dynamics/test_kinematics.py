@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbd_control.dynamics import (InputError, frame_bias_acceleration, frame_jacobian, frame_pose,
+from rbd_control.dynamics import (FrameJacobian, InputError, frame_bias_acceleration,
+                                  frame_jacobian, frame_pose,
                                   frame_pose_batch, frame_velocity, frame_wrench, load_urdf,
                                   operational_space_inertia)
 
@@ -204,6 +205,34 @@ def test_lambda_is_bounded_and_continuous_where_the_damping_switches_on(panda):
 def test_bad_input_is_refused_by_name(panda, call, message):
     with pytest.raises(InputError, match=message):
         call(panda)
+
+
+def test_prepared_frame_jacobian_equals_the_function_in_its_one_buffer(panda):
+    rng = np.random.default_rng(3)
+    point = rng.normal(size=3)
+    at_origin, at_point = FrameJacobian(panda, "panda_hand"), FrameJacobian(panda, "panda_hand",
+                                                                             point)
+    for q in rng.uniform(-1, 1, (4, panda.nq)):
+        np.testing.assert_array_equal(at_origin(q), frame_jacobian(panda, q, "panda_hand"))
+        np.testing.assert_array_equal(at_point(list(q)),
+                                      frame_jacobian(panda, q, "panda_hand", point))
+        assert at_origin(q) is at_origin.J   # reused, not reallocated
+
+
+@pytest.mark.parametrize("make, q, message", [
+    (lambda m: FrameJacobian(m, "no_such_link"), None, "no_such_link"),
+    (lambda m: FrameJacobian(m, "panda_hand", point=[0, 1]), None, "point"),
+    (lambda m: FrameJacobian(m, "panda_hand"), lambda m: np.zeros(m.nq - 1), "q must have length"),
+    (lambda m: FrameJacobian(m, "panda_hand"), lambda m: np.full(m.nq, np.nan), "q contains NaN"),
+    (lambda m: FrameJacobian(m, "panda_hand"), lambda m: np.zeros(m.nq, np.int64) + 1, None),
+])
+def test_prepared_frame_jacobian_refuses_bad_input_as_the_function_does(panda, make, q, message):
+    if message is None:   # an int vector is converted, not read as floats
+        np.testing.assert_array_equal(make(panda)(q(panda)),
+                                      frame_jacobian(panda, np.ones(panda.nq), "panda_hand"))
+        return
+    with pytest.raises(InputError, match=message):
+        make(panda)(q(panda)) if q else make(panda)
 
 
 def test_fixed_base_link_has_zero_jacobian_and_its_placement_as_pose(panda):
