@@ -33,6 +33,7 @@ HOLD_SPEED_LIMIT = 0.1     # rad/s: how fast
 TRACKING_RMS_LIMIT = 5e-3  # rad, over the demo trajectory
 HOLD_S = 3.0               # s of sim time a holding mode is watched before the knock
 KNOCK_S, AFTER_KNOCK_S = 0.05, 2.0
+KNOCK_ATTEMPTS = 3
 # kinetic energy at the end over 0.1 s after the knock. Gravity compensated a few ms late feeds
 # energy in near the upright home pose (G(q(t - tau)) - G(q) ~ -(d2V/dq2) qd tau, and V is at a
 # maximum there): 1.2x in 3 s at 2 ms of delay ROS-free, 0.98-1.08x through the nodes
@@ -84,11 +85,19 @@ def check_hold(ros_node, bringup, states, engine, mode):
     knock = crba(model, HOME[order]) @ np.ones(len(order))
     disturbance = ros_node.node.create_publisher(JointState, "/rbd_mujoco_sim/joint_disturbance", 10)
     ros_node.wait_for_subscribers(disturbance)
-    start = len(states)
-    disturbance.publish(JointState(name=list(model.joint_names), effort=list(map(float, knock))))
-    wait_sim(ros_node, bringup, states, KNOCK_S)
-    disturbance.publish(JointState(name=list(model.joint_names), effort=[0.0] * len(order)))
-    wait_sim(ros_node, bringup, states, AFTER_KNOCK_S)
+    # A knock the simulator's executor takes only together with its release (both queued
+    # while it was busy) lasts no time and the arm never moves (seen once in CI): then again.
+    for _ in range(KNOCK_ATTEMPTS):
+        start = len(states)
+        disturbance.publish(JointState(name=list(model.joint_names),
+                                       effort=list(map(float, knock))))
+        wait_sim(ros_node, bringup, states, KNOCK_S)
+        disturbance.publish(JointState(name=list(model.joint_names), effort=[0.0] * len(order)))
+        wait_sim(ros_node, bringup, states, AFTER_KNOCK_S)
+        if max(np.abs(by_name(s, "velocity")).max() for s in states[start:]) > 2 * speed + 1e-6:
+            break
+    else:
+        pytest.fail(f"no knock moved the arm in {KNOCK_ATTEMPTS} attempts")
     t = np.array([stamp_of(s) for s in states[start:]])
     q = np.array([by_name(s) for s in states[start:]])
     qd = np.array([by_name(s, "velocity") for s in states[start:]])
