@@ -46,7 +46,7 @@ EXCITATION_BANDWIDTH = {"bandwidth_hz": 30.0}
 # quiet, 78 % with two busy loops), the command out p99 1.3 ms after it quiet, 5.1 ms loaded
 # (bench/latency.py, doc/benchmarks.md). An excitation in real time declares this loop instead
 # of the defaults' busy 250 Hz / 10 ms: their 3.5 Hz gains moved the demo plant's wrist_3
-# (0.3 N m of Coulomb friction, 9e-5 kg m^2 felt with the other joints free) 0.02 rad of the
+# (0.3 N m of Coulomb friction, default gains sized on 9e-5 kg m^2) 0.02 rad of the
 # 3 rad asked; this loop's 7 Hz gains move it 0.7 rad with 5 ms of delay (ROS-free).
 REALTIME_SIM_LOOP = {"expected_state_period": 0.002, "expected_delay": 0.005}
 
