@@ -26,7 +26,9 @@ MIN_INERTIA = 1e-12   # kg m^2 (or kg): the regularisation's floor, for a massle
 def regularised_inverse(H: np.ndarray) -> np.ndarray:
     """(H + eps I)^-1, eps = max(REGULARISATION max_i H_ii, MIN_INERTIA)."""
     eps = max(REGULARISATION * float(np.max(np.diag(H))), MIN_INERTIA)
-    return np.linalg.inv(H + eps * np.eye(H.shape[0]))
+    A = np.array(H, dtype=float)         # one copy (feedforward_pd's schedule calls this per state)
+    A.flat[::A.shape[0] + 1] += eps      # the diagonal
+    return np.linalg.inv(A)
 
 
 def free_joint_inertia(H_inv: np.ndarray) -> np.ndarray:
