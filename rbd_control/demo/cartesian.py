@@ -8,6 +8,7 @@ softened, laws/cartesian.py; expected_displacement) and springs back when the pu
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,10 +149,10 @@ def expected_displacement(model, stiffness, loop) -> np.ndarray:
         mode="cartesian_impedance", ee_link=EE_LINK, cartesian_stiffness=list(stiffness),
         max_state_age=0.0, oscillation=OscillationThresholds(frequency=0.0), **loop))
     names, rest = model.joint_names, np.zeros(model.nq)
-    clock = iter(np.arange(1, 1_000_000) * 1e-3)
+    steps = itertools.count(1)           # the controller wants its clock to advance
 
     def feedback(q):
-        return controller.update(next(clock), names, q, rest).tau - gravity(model, q)
+        return controller.update(1e-3 * next(steps), names, q, rest).tau - gravity(model, q)
 
     q_work = np.array([WORK_JOINTS[j] for j in names])
     feedback(q_work)                        # activates the law: its target is the work pose
