@@ -108,7 +108,7 @@ class IdentificationPhase:
         self._write("plant.urdf", self.plant)
         excitation, length = excitation_msg(self.nominal_urdf, EXCITE_S, self.joints,
                                             iterations=EXCITATION_ITERATIONS)
-        with self._bringup("excitation", "feedforward_pd", payload=False):
+        with self._bringup("excitation", "feedforward_pd", payload=False, excite=True):
             arm_data = self._excite(excitation, length, "excitation",
                                     self.folder / "excitation.npz")
         _say("fitting the inertial parameters and joint friction")
@@ -116,7 +116,7 @@ class IdentificationPhase:
         identified = self._write("identified.urdf", arm.to_urdf(self.nominal_urdf))
         friction = self._write("friction.yaml", arm.friction_yaml())
 
-        with self._bringup("payload excitation", "feedforward_pd"):
+        with self._bringup("payload excitation", "feedforward_pd", excite=True):
             lead_in = length - EXCITE_S
             payload_data = self._excite(excitation, lead_in + PAYLOAD_EXCITE_S, "payload excitation",
                                         self.folder / "payload_excitation.npz")
@@ -141,9 +141,10 @@ class IdentificationPhase:
 
     # --- the runs -------------------------------------------------------------------
 
-    def _bringup(self, name, mode, *, payload=True, urdf=None, params_files=(), parameters=None):
+    def _bringup(self, name, mode, *, payload=True, excite=False, urdf=None, params_files=(),
+                 parameters=None):
         """A context manager: this run's nodes, with self.demo following them. An excitation
-        (its name says so) takes the stiffest gains its loop allows (excitation_parameters)."""
+        (excite) takes the stiffest gains its loop allows (excitation_parameters)."""
         self._publish(urdf or self.nominal_urdf)
         simulator = {"stiff_friction": True}
         if payload:
@@ -152,7 +153,7 @@ class IdentificationPhase:
                               "payload.com": list(p.com), "payload.inertia": list(p.inertia)})
         home = self.base.initial_positions if name == "excitation" else \
             dict(zip(self.nominal.joint_names, HOLD_POSE))
-        excitation = excitation_parameters(self.base.lockstep) if "excitation" in name else {}
+        excitation = excitation_parameters(self.base.lockstep) if excite else {}
         config = replace(
             self.base, urdf=urdf or self.nominal_urdf, mode=mode, initial_positions=dict(home),
             plant_urdf=self.plant, extra_simulator_parameters=simulator,
