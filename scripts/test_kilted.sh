@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The ROS-facing tests on ROS 2 Kilted (rclpy 9.1) as well: the nodes, the action server, the
-# simulator in the loop, Ctrl-C and prompt parameter services. scripts/test.sh runs this after
-# the Jazzy suite (RBD_KILTED=0 skips it).
+# simulator in the loop, Ctrl-C and prompt parameter services. scripts/test.sh runs this in two
+# parts, as it runs Jazzy's node tests (RBD_KILTED=0 skips it).
 #   KILTED_VENV   where the Kilted environment lives (default: .venv-kilted in the repo)
 #   PYTHON        the interpreter to build it from (default: python3.11: Kilted's wheels are cp311)
 #   --prepare     only build the environment, rbd_control aside (scripts/test.sh runs this
 #                 beside the Jazzy set-up, and the tests after Jazzy's)
 #   KILTED_PREPARED=1  the environment is built: skip the installs
+#   KILTED_INSTALLED=1 rbd_control is installed too (a second run of the same checkout)
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${KILTED_VENV:-$repo/.venv-kilted}"
@@ -43,12 +44,16 @@ fi
 [ "${1:-}" = --prepare ] && exit 0
 # rbd_control itself not while preparing: pip builds it in the checkout, as the Jazzy set-up
 # may be doing at the same time
-echo "test_kilted: installing rbd_control"
-"$venv/bin/python" -m pip install -q "$repo[sim]" || exit 1
+if [ "${KILTED_INSTALLED:-0}" != 1 ]; then
+    echo "test_kilted: installing rbd_control"
+    "$venv/bin/python" -m pip install -q "$repo[sim]" || exit 1
+fi
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 source "$repo/scripts/ros_env.sh" "$venv" || exit 1
 # the same numba and numpy as the Jazzy venv reuse the kernels setup_env.sh compiled
-(cd "$repo" && python -c "from rbd_control.dynamics import compile_kernels; compile_kernels()") || exit 1
+if [ "${KILTED_INSTALLED:-0}" != 1 ]; then
+    (cd "$repo" && python -c "from rbd_control.dynamics import compile_kernels; compile_kernels()") || exit 1
+fi
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
 cd "$repo" && python -m pytest "${KILTED_TESTS[@]}" -q -p no:cacheprovider "$@"

@@ -44,8 +44,9 @@ def _ros_environment(venv):
 # Domains 0..100 are where people run things by hand; keep clear of them (Fast DDS derives
 # ports from the domain id, 232 is its maximum). Each test gets the next domain: a test
 # that leaves a participant behind (a SIGSTOPped node's clogged shared-memory port, a
-# lease not yet expired) cannot slow or confuse the next one.
-_FIRST_DOMAIN, _LAST_DOMAIN = 101, 232
+# lease not yet expired) cannot slow or confuse the next one. Two pytest runs side by side
+# (scripts/test.sh) each take a part of the range, RBD_TEST_DOMAINS=first-last.
+_FIRST_DOMAIN, _LAST_DOMAIN = map(int, os.environ.get('RBD_TEST_DOMAINS', '101-232').split('-'))
 _domains = itertools.count(random.randint(_FIRST_DOMAIN, _LAST_DOMAIN))
 
 

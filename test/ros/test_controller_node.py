@@ -582,6 +582,7 @@ def coalesced_so_far(diagnostics):
     return int({kv.key: kv.value for kv in status.values}['states coalesced'])
 
 
+@pytest.mark.wall_clock
 def test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced(
         spawn_node, ros_node):
     # A node that falls behind answers the newest queued state and counts the ones it

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from geometry_msgs.msg import InertiaStamped
 from std_msgs.msg import Float64MultiArray
 
@@ -125,6 +126,7 @@ def test_cartesian_mode_switched_at_runtime_refuses_a_model_without_its_ee_link(
     assert 'AttributeError' not in rig.process.log()
 
 
+@pytest.mark.wall_clock
 def test_huge_goals_and_goal_floods_are_checked_beside_the_loop_and_forgotten(spawn_node,
                                                                               ros_node):
     from action_msgs.msg import GoalStatusArray

@@ -32,6 +32,8 @@ from ros_helpers import LATCHED, _call
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 
+pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+
 NODE = 'rbd_controller'
 MODULE = 'rbd_control.ros.controller.node'
 COMMANDS = '/effort_controller/commands'

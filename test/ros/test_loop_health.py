@@ -5,12 +5,15 @@ The thresholds sit well above the latency a busy machine adds, so only the late 
 from pathlib import Path
 
 import numpy as np
+import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import JointState
 
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 from ros_helpers import RELIABLE_DEEP, get_parameters
+
+pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
 
 NODE = 'rbd_controller'
 MODULE = 'rbd_control.ros.controller.node'

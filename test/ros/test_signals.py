@@ -26,6 +26,8 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # test/: by_path
 from by_path import load  # noqa: E402
 
+pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+
 # every test folder's conftest is a module named `conftest`: reach this one by its path
 ros_fixtures = load('ros/conftest.py', 'rbd_test_ros_fixtures')
 REPO, node_environment = ros_fixtures.REPO, ros_fixtures.node_environment

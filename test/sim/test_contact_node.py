@@ -126,6 +126,7 @@ def test_a_push_aborts_the_goal_latches_a_collision_and_reset_waits_for_release(
     assert all(r.successful for r in results.values()), results
 
 
+@pytest.mark.wall_clock
 def test_real_time_obstacle_aborts_the_goal_and_the_arm_stops_within_200_ms(ros_node,
                                                                             spawn_node):
     urdf = default_arm_urdf()

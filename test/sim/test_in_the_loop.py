@@ -212,6 +212,7 @@ def positions_velocity(msg) -> np.ndarray:
     return np.asarray(msg.velocity)
 
 
+@pytest.mark.wall_clock
 def test_watchdog_engages_when_the_simulator_stops(ros_node, spawn_node):
     # Real time with the controller on sim time: a dead simulator stops /clock too, so this
     # only passes because the controller's watchdog runs on the steady clock.
@@ -242,6 +243,7 @@ def test_watchdog_engages_when_the_simulator_stops(ros_node, spawn_node):
         sim.process.send_signal(signal.SIGCONT)
 
 
+@pytest.mark.wall_clock
 def test_controller_recovers_when_the_simulator_restarts(ros_node, spawn_node):
     # Real time and the wall clock, as on hardware: the controller's watchdog must see
     # the simulator go away (lockstep would take the watchdog's own commands as steps).

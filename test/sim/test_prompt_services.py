@@ -21,6 +21,8 @@ from test_in_the_loop import (ARM_JOINTS, DEFAULT_ARM_HOME, controller_parameter
                               start_loop, stamp_of, wait_for_commands)
 from std_msgs.msg import Float64MultiArray
 
+pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+
 MAX_LATENCY_S = 0.100
 REQUESTS = 40                  # per node
 GAP_S = 0.02                   # between two requests

@@ -25,6 +25,8 @@ from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import crba, load_urdf
 
+pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+
 JOINTS = list(DEFAULT_ARM_HOME)
 HOME = np.array([DEFAULT_ARM_HOME[j] for j in JOINTS])
 TRAJECTORY_S = demo_waypoints(DEFAULT_ARM_HOME, JOINTS)[-1][0]
