@@ -24,6 +24,7 @@ from rbd_control.ros.parameter_binding import ConfigurationError
 
 
 EXECUTORS = ('state_thread', 'single_threaded', 'events')
+SPIN_CHECK_S = 0.1   # how long a Ctrl-C may wait for the executor's loop to look
 DEFAULT_EXECUTOR = 'state_thread'
 
 
@@ -93,13 +94,13 @@ def spin_node(program, make_node, args=None, on_created=None):
         loop.without_info()
     with _cleanup(node, kind, interrupt) as executor:
         try:
-            if kind == 'events':
-                # rclpy 7.1.6's EventsExecutor.spin() starves the node's other threads (no
-                # callback ran, SIGINT was ignored); spin_once with a timeout does not
-                while rclpy.ok(context=node.context):
-                    executor.spin_once(timeout_sec=0.1)
-            else:
-                executor.spin()
+            # spin_once with a timeout, not spin(), whatever the executor: rclpy 7.1.6's
+            # EventsExecutor.spin() starved the node's other threads, and a SingleThreadedExecutor
+            # asleep in rcl_wait sometimes slept through the SIGINT (1 in ~20 runs on a busy
+            # 2-core machine: the process went on waiting until SIGKILL). Every SPIN_CHECK_S
+            # the loop looks at the context and at the signal itself.
+            while rclpy.ok(context=node.context) and not interrupt.seen:
+                executor.spin_once(timeout_sec=SPIN_CHECK_S)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
