@@ -2,8 +2,20 @@
 # The test suite on a fresh machine: set up the environment, then run every test on ROS 2
 # Jazzy, and the ROS-facing ones on Kilted too (scripts/test_kilted.sh; RBD_KILTED=0 skips).
 # Extra arguments go to every pytest run.
+#
+# Two lanes side by side, one per core, then the wall-clock tests alone:
+#   lane 1: the tests that start no node, then Kilted's node tests, then Jazzy's
+#           test_controller_node.py
+#   lane 2: the demo test (lock step: it waits for nothing in real time), then Jazzy's other
+#           node tests
+#   alone:  the tests marked wall_clock (setup.cfg: plants in real time, command gaps, reply
+#           deadlines, shutdown times), Jazzy's then Kilted's
+# The node tests in the lanes wait on their nodes (with generous timeouts) and measure no time.
+# Each lane has its own part of the ROS domain range (RBD_TEST_DOMAINS, test/ros/conftest.py),
+# so that two tests running at once never share a domain.
 set -uo pipefail
 here="$(dirname "$0")"
+stamp() { echo "--- $(date +%T) $*"; }
 # Kilted gets the environment as it was before Jazzy's (library paths, ament prefixes)
 clean=(env -i HOME="$HOME" PATH="$PATH" TERM="${TERM:-dumb}")
 kilted=${RBD_KILTED:-1}
@@ -14,24 +26,29 @@ if [ "$kilted" != 0 ]; then
     "${clean[@]}" bash "$here/test_kilted.sh" --prepare >"$kilted_log" 2>&1 &
     kilted_prepare=$!
 fi
+stamp "set-up"
 source "$here/setup_env.sh" || exit 1
-# The demo (lock step: it waits for nothing in real time) runs beside the tests that start no
-# node, on the other core; then the node tests (below).
+pytest_q=(python -m pytest -q -p no:cacheprovider)
 demo_test=test/sim/test_bringup_and_demo.py
-demo_log="$(mktemp)"
-python -m pytest "$demo_test" -q -p no:cacheprovider "$@" >"$demo_log" 2>&1 &
-demo=$!
-python -m pytest test -q -p no:cacheprovider --ignore=test/ros --ignore=test/sim "$@"
-status=$?
-wait "$demo" || status=1
-echo "--- $demo_test"
-cat "$demo_log"
-# The node tests. First those that do not watch the wall clock, in two pytest runs side by
-# side (a node test keeps about one core busy: its nodes' start-up, then waiting on them), each
-# on its own part of the domain range: Jazzy's, and beside it Kilted's followed by Jazzy's
-# controller-node file. Then those marked wall_clock (setup.cfg: plants in real time, command
-# gaps, reply deadlines), with the machine to themselves.
-side_file=test/ros/test_controller_node.py
+lane1_file=test/ros/test_controller_node.py
+status=0
+
+stamp "lane 2 starts (its log follows lane 1's): $demo_test, then Jazzy's node tests"
+lane2_log="$(mktemp)"
+(
+    export RBD_TEST_DOMAINS=101-166
+    lane_status=0
+    "${pytest_q[@]}" "$demo_test" "$@" || lane_status=1
+    stamp "lane 2: Jazzy's node tests but $lane1_file and the wall-clock ones"
+    "${pytest_q[@]}" test/ros test/sim --ignore "$demo_test" --ignore "$lane1_file" \
+        -m "not wall_clock" "$@" || lane_status=1
+    exit $lane_status
+) >"$lane2_log" 2>&1 &
+lane2=$!
+
+export RBD_TEST_DOMAINS=167-232
+stamp "lane 1: the tests that start no node"
+"${pytest_q[@]}" test --ignore=test/ros --ignore=test/sim "$@" || status=1
 kilted_ready=0
 if [ "$kilted" != 0 ]; then
     wait "$kilted_prepare" && kilted_ready=1
@@ -39,31 +56,25 @@ if [ "$kilted" != 0 ]; then
     if [ $kilted_ready = 0 ]; then
         echo "test_kilted: building the Kilted environment failed (above)"
         status=1
+    else
+        stamp "lane 1: Kilted's node tests but the wall-clock ones"
+        "${clean[@]}" KILTED_PREPARED=1 RBD_TEST_DOMAINS=167-232 bash "$here/test_kilted.sh" \
+            -m "not wall_clock" "$@" || status=1
     fi
 fi
-side_log="$(mktemp)"
-(
-    side_status=0
-    if [ $kilted_ready = 1 ]; then
-        "${clean[@]}" KILTED_PREPARED=1 RBD_TEST_DOMAINS=167-232 bash "$here/test_kilted.sh" \
-            -m "not wall_clock" "$@" || side_status=1
-    fi
-    echo "--- Jazzy: $side_file"
-    RBD_TEST_DOMAINS=167-232 python -m pytest "$side_file" -q -p no:cacheprovider \
-        -m "not wall_clock" "$@" || side_status=1
-    exit $side_status
-) >"$side_log" 2>&1 &
-side=$!
-RBD_TEST_DOMAINS=101-166 python -m pytest test/ros test/sim -q -p no:cacheprovider \
-    --ignore "$demo_test" --ignore "$side_file" -m "not wall_clock" "$@" || status=1
-wait "$side" || status=1
-echo "--- beside it, Kilted's tests (their first part) and Jazzy's $side_file"
-cat "$side_log"
-echo "--- the tests that watch the wall clock, alone: Jazzy, then Kilted"
-python -m pytest test/ros test/sim -q -p no:cacheprovider --ignore "$demo_test" \
-    -m wall_clock "$@" || status=1
+stamp "lane 1: Jazzy's $lane1_file but the wall-clock ones"
+"${pytest_q[@]}" "$lane1_file" -m "not wall_clock" "$@" || status=1
+stamp "lane 1 done; waiting for lane 2"
+wait "$lane2" || status=1
+cat "$lane2_log"
+unset RBD_TEST_DOMAINS
+
+stamp "alone: Jazzy's wall-clock tests"
+"${pytest_q[@]}" test/ros test/sim --ignore "$demo_test" -m wall_clock "$@" || status=1
 if [ $kilted_ready = 1 ]; then
+    stamp "alone: Kilted's wall-clock tests"
     "${clean[@]}" KILTED_PREPARED=1 KILTED_INSTALLED=1 bash "$here/test_kilted.sh" \
         -m wall_clock "$@" || status=1
 fi
+stamp "done (status $status)"
 exit $status
