@@ -26,8 +26,12 @@ _rbd_setup() {
     # installed copy (the nodes' console scripts) with them: numba accepts a cached kernel
     # whose source bytes match, so the second copy loads instead of compiling again. A node
     # that had to compile at start-up would look dead to a test waiting on it.
-    echo "setup: compiling the dynamics kernels (cached after the first time)"
-    (cd "$repo" && "$venv/bin/python" -c "from rbd_control.dynamics import compile_kernels; compile_kernels()") || return 1
+    # One compiling process per core (at most 4): each kernel compiles on one core.
+    local cores
+    cores="$(nproc 2>/dev/null || echo 1)"
+    [ "$cores" -gt 4 ] && cores=4
+    echo "setup: compiling the dynamics kernels on $cores cores (cached after the first time)"
+    (cd "$repo" && "$venv/bin/python" -c "from rbd_control.dynamics import compile_kernels; compile_kernels($cores)") || return 1
     "$venv/bin/python" "$repo/scripts/seed_kernel_cache.py" "$repo/rbd_control" \
         "$(cd / && "$venv/bin/python" -c 'import os, rbd_control; print(os.path.dirname(rbd_control.__file__))')" \
         || return 1

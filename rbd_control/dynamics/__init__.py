@@ -18,13 +18,31 @@ from rbd_control.dynamics.task_space import (FrameJacobian, FrameWrench, Operati
 from rbd_control.dynamics.urdf import load_urdf, load_urdf_file
 
 
-def compile_kernels() -> None:
+def compile_kernels(processes: int = 1) -> None:
     """Compile (or load from numba's cache) every kernel of the package now instead of at
     each one's first call: scripts/setup_env.sh does it once per installation, so that no
-    node compiles at its first state."""
+    node compiles at its first state.
+
+    processes > 1 shares the kernels among that many worker processes (setup_env.sh: one per
+    core; a kernel compiles on one core, ~3-15 s each), which fill numba's on-disk cache that
+    later processes load; this process's own kernels are then left to load on first call."""
     from rbd_control.dynamics import regressor  # noqa: F401  (the one module not imported above)
-    from rbd_control.dynamics.spatial import compile_all
-    compile_all()
+    from rbd_control.dynamics.spatial import KERNELS, compile_all
+    if processes <= 1:
+        compile_all()
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(processes) as pool:
+        # one kernel per task, so the pool balances them; the longest (the regressors, the
+        # operational space) were imported last: those first
+        list(pool.map(_compile_kernel, reversed(range(len(KERNELS)))))
+
+
+def _compile_kernel(index: int) -> None:
+    """compile_kernels' task in a worker process: the index-th kernel into the cache."""
+    from rbd_control.dynamics import regressor  # noqa: F401
+    from rbd_control.dynamics.spatial import KERNELS, compile_declared
+    compile_declared(KERNELS[index])
 
 __all__ = ["compile_kernels", "Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
            "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
