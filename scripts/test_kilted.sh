@@ -5,7 +5,7 @@
 #   KILTED_VENV   where the Kilted environment lives (default: .venv-kilted in the repo)
 #   PYTHON        the interpreter to build it from (default: python3.11: Kilted's wheels are cp311)
 #   --prepare     only build the environment, rbd_control aside (scripts/test.sh runs this
-#                 beside the Jazzy set-up, and the tests after Jazzy's)
+#                 beside the Jazzy set-up, and the tests later)
 #   KILTED_PREPARED=1  the environment is built: skip the installs
 #   KILTED_INSTALLED=1 rbd_control is installed too (a second run of the same checkout)
 set -uo pipefail
