@@ -98,8 +98,11 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     engaged = [(level, text, values) for level, text, values in seen if values['age guard'] == 'engaged']
     assert engaged, [text for _, text, _ in seen]
     level, text, values = engaged[0]
-    assert level == DiagnosticStatus.WARN and 'softened' in text and 'state age p99' in text, text
-    assert float(values['state age p99 [ms]']) > 300.0
+    assert level == DiagnosticStatus.WARN and 'softened' in text, text
+    # the guard engages at the first late state; the window's p99 passes state_age_warn once
+    # a few of them are in it, which may be a report later (seen in CI-like runs)
+    assert any('state age p99' in text for _, text, _ in engaged), [t for _, t, _ in engaged]
+    assert max(float(values['state age p99 [ms]']) for _, _, values in engaged) > 300.0
     after = seen[seen.index(engaged[-1]) + 1:]
     assert any(values['age guard'] == 'idle' for _, _, values in after), 'no recovery on /diagnostics'
     # late for 2 s: first softened, then (late for 0.2 s) an overload that holds
