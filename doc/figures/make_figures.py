@@ -164,7 +164,8 @@ def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
         runs[name] = ModelRun(hold=hold, track=track)
     return IdentificationOutcome(runs=runs, friction_error=np.zeros(0), payload_mass=loaded.payload.mass,
                                  condition_number=arm.condition_number,
-                                 recorded_s=excitation.duration + 10.0, folder=IMAGES)
+                                 recorded_s=excitation.duration + 10.0,
+                                 excite_s=excitation.duration, folder=IMAGES)
 
 
 def main(names=()) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from rbd_control.control.angles import wrap_to_pi
-from rbd_control.demo.identify import (EXCITE_S, MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT,
+from rbd_control.demo.identify import (MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT,
                                        MIN_NOMINAL_DRIFT, MIN_RMS_GAIN, MODELS, PAYLOAD_EXCITE_S,
                                        IdentificationOutcome)
 from rbd_control.demo.plant import TRUE_PAYLOAD
@@ -18,7 +18,7 @@ def summary(outcome: IdentificationOutcome) -> str:
         "identification: the simulated arm is not its URDF (masses and centres of mass off by up "
         f"to 25 %, joint friction, {TRUE_PAYLOAD.mass:g} kg payload on {TRUE_PAYLOAD.link}); the "
         "controller starts from the nominal URDF",
-        f"  excitation {EXCITE_S:g} s, then {PAYLOAD_EXCITE_S:g} s with the payload, through the "
+        f"  excitation {outcome.excite_s:g} s, then {PAYLOAD_EXCITE_S:g} s with the payload, through the "
         f"nodes ({outcome.recorded_s:.1f} s of /joint_states); condition number "
         f"{outcome.condition_number:.1f}",
         f"  friction error: max {np.abs(outcome.friction_error).max():.1%} over viscous and "
