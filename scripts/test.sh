@@ -3,13 +3,15 @@
 # Jazzy, and the ROS-facing ones on Kilted too (scripts/test_kilted.sh; RBD_KILTED=0 skips).
 # Extra arguments go to every pytest run.
 #
-# Two lanes side by side, one per core, then the wall-clock tests alone:
-#   lane 1: the tests that start no node, then Kilted's node tests, then Jazzy's
-#           test_controller_node.py
-#   lane 2: the demo test (lock step: it waits for nothing in real time), then Jazzy's other
-#           node tests
-#   alone:  the tests marked wall_clock (setup.cfg: plants in real time, command gaps, reply
+# Two lanes side by side, one per core, then the wall-clock tests on a quiet machine:
+#   lane 1: Jazzy's test/sim node tests, Kilted's node tests, Jazzy's test_controller_node.py
+#   lane 2: the demo test (lock step: it waits for nothing in real time), the identification
+#           tests that start nodes, Jazzy's other test/ros node tests
+#   then:   the tests marked wall_clock (setup.cfg: plants in real time, command gaps, reply
 #           deadlines, shutdown times), Jazzy's then Kilted's
+#   beside: the tests that start no node, at the lowest priority (nice 19), from the end of
+#           lane 1 on: they use the core lane 1 leaves, then the one the wall-clock tests leave
+#           (those use ~1.1 of 2 cores), and yield the CPU to any process that wants it
 # The node tests in the lanes wait on their nodes (with generous timeouts) and measure no time.
 # Each lane has its own part of the ROS domain range (RBD_TEST_DOMAINS, test/ros/conftest.py),
 # so that two tests running at once never share a domain.
@@ -33,22 +35,27 @@ demo_test=test/sim/test_bringup_and_demo.py
 lane1_file=test/ros/test_controller_node.py
 status=0
 
-stamp "lane 2 starts (its log follows lane 1's): $demo_test, then Jazzy's node tests"
+no_node=(test --ignore=test/ros --ignore=test/sim)
+starts_nodes=(test/identification/test_bringup_excite.py test/identification/test_node_corrections.py)
+for file in "${starts_nodes[@]}"; do no_node+=(--ignore="$file"); done
+
+stamp "lane 2 starts (its log follows lane 1's): $demo_test, then node tests"
 lane2_log="$(mktemp)"
 (
     export RBD_TEST_DOMAINS=101-166
     lane_status=0
     "${pytest_q[@]}" "$demo_test" "$@" || lane_status=1
-    stamp "lane 2: Jazzy's node tests but $lane1_file and the wall-clock ones"
-    "${pytest_q[@]}" test/ros test/sim --ignore "$demo_test" --ignore "$lane1_file" \
-        -m "not wall_clock" "$@" || lane_status=1
+    stamp "lane 2: the identification tests that start nodes"
+    "${pytest_q[@]}" "${starts_nodes[@]}" "$@" || lane_status=1
+    stamp "lane 2: Jazzy's test/ros node tests but $lane1_file and the wall-clock ones"
+    "${pytest_q[@]}" test/ros --ignore "$lane1_file" -m "not wall_clock" "$@" || lane_status=1
     exit $lane_status
 ) >"$lane2_log" 2>&1 &
 lane2=$!
 
 export RBD_TEST_DOMAINS=167-232
-stamp "lane 1: the tests that start no node"
-"${pytest_q[@]}" test --ignore=test/ros --ignore=test/sim "$@" || status=1
+stamp "lane 1: Jazzy's test/sim node tests but the wall-clock ones"
+"${pytest_q[@]}" test/sim --ignore "$demo_test" -m "not wall_clock" "$@" || status=1
 kilted_ready=0
 if [ "$kilted" != 0 ]; then
     wait "$kilted_prepare" && kilted_ready=1
@@ -64,17 +71,24 @@ if [ "$kilted" != 0 ]; then
 fi
 stamp "lane 1: Jazzy's $lane1_file but the wall-clock ones"
 "${pytest_q[@]}" "$lane1_file" -m "not wall_clock" "$@" || status=1
-stamp "lane 1 done; waiting for lane 2"
+
+stamp "lane 1 done; beside the rest: the tests that start no node, at nice 19"
+no_node_log="$(mktemp)"
+nice -n 19 "${pytest_q[@]}" "${no_node[@]}" "$@" >"$no_node_log" 2>&1 &
+no_node_run=$!
 wait "$lane2" || status=1
 cat "$lane2_log"
-unset RBD_TEST_DOMAINS
 
-stamp "alone: Jazzy's wall-clock tests"
+export RBD_TEST_DOMAINS=101-166
+stamp "wall clock: Jazzy's wall-clock tests"
 "${pytest_q[@]}" test/ros test/sim --ignore "$demo_test" -m wall_clock "$@" || status=1
 if [ $kilted_ready = 1 ]; then
-    stamp "alone: Kilted's wall-clock tests"
-    "${clean[@]}" KILTED_PREPARED=1 KILTED_INSTALLED=1 bash "$here/test_kilted.sh" \
-        -m wall_clock "$@" || status=1
+    stamp "wall clock: Kilted's wall-clock tests"
+    "${clean[@]}" KILTED_PREPARED=1 KILTED_INSTALLED=1 RBD_TEST_DOMAINS=101-166 \
+        bash "$here/test_kilted.sh" -m wall_clock "$@" || status=1
 fi
+stamp "waiting for the tests that start no node (their log follows)"
+wait "$no_node_run" || status=1
+cat "$no_node_log"
 stamp "done (status $status)"
 exit $status

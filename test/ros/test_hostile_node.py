@@ -150,7 +150,11 @@ class HostileRig:
         self.since = time.time()
 
     def log_has(self, text, timeout=30.0):
-        self.ros.wait_for(lambda: text in self.process.log(), timeout, f'{text!r} in the log')
+        try:
+            self.ros.wait_for(lambda: text in self.process.log(), timeout, f'{text!r} in the log')
+        except pytest.fail.Exception:   # say what the node logged instead
+            pytest.fail(f'{text!r} not in the log within {timeout} s; its end:\n'
+                        f'{self.process.log()[-3000:]}')
 
     def publish_until_logged(self, msg, text, timeout=30.0):
         """Publish a state among the plant's until the node logs `text`: the node answers the
