@@ -38,7 +38,7 @@ from rbd_control.demo.run import DemoRun
 
 # s of excitation for the arm's fit (after excite.LEAD_IN_S): 3 periods of the 10 s trajectory
 # in lock step, where each recorded torque is exactly the one applied (30 s fits as well as 60:
-# identified / exact RMS 1.05-1.28x, peak residual 3.7 N m either way); 6 in real time, whose
+# identified / exact RMS 0.95-1.28x, peak residual 3.7 N m either way); 6 in real time, whose
 # timing noise more periods average out (identified / exact 1.18-1.76x with 60 s)
 EXCITE_S = 30.0
 REALTIME_EXCITE_S = 60.0

@@ -29,30 +29,52 @@ class Series:
 
 
 class Recorder:
-    """Joins the controller's ~/desired and ~/actual topics by stamp (sim time)."""
+    """Joins the controller's ~/desired and ~/actual topics by stamp (sim time).
+
+    Its subscriptions live on a node of their own that no executor spins; drain() (DemoRun
+    calls it between spins) takes every queued message at once. Through the executor each of
+    the ~3000 messages a second paid rclpy's per-callback wait-set bookkeeping, about half a
+    core of this process in lock step, a core the simulator and the controller then lacked."""
+
+    _count = 0   # recorder nodes made so far: each one's name is new
 
     def __init__(self, node, joints: Sequence[str]) -> None:
+        import rclpy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64
 
-        self.node, self.joints = node, list(joints)
+        self.joints = list(joints)
         self._desired: dict[int, np.ndarray] = {}
         self._actual: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.latencies: list[tuple[float, float]] = []  # (sim time of last state, seconds)
         self.sim_time = -1.0
+        Recorder._count += 1
+        self._node = rclpy.create_node(f"{node.get_name()}_recorder_{Recorder._count}",
+                                       context=node.context)
         depth = 5000  # ride out a slow moment of this process without losing samples
-        self._subscriptions = [
-            node.create_subscription(JointState, f"/{CONTROLLER_NODE}/desired", self._on_desired, depth),
-            node.create_subscription(JointState, f"/{CONTROLLER_NODE}/actual", self._on_actual, depth),
-            node.create_subscription(
-                Float64, f"/{SIMULATOR_NODE}/command_latency", self._on_latency, depth),
-        ]
+        self._takers = [
+            (self._node.create_subscription(msg_type, topic, lambda msg: None, depth), msg_type,
+             on_message)
+            for msg_type, topic, on_message in (
+                (JointState, f"/{CONTROLLER_NODE}/desired", self._on_desired),
+                (JointState, f"/{CONTROLLER_NODE}/actual", self._on_actual),
+                (Float64, f"/{SIMULATOR_NODE}/command_latency", self._on_latency))]
+
+    def drain(self) -> None:
+        """Take the messages queued since the last call."""
+        for subscription, msg_type, on_message in self._takers:
+            while True:
+                with subscription.handle:
+                    taken = subscription.handle.take_message(msg_type, False)
+                if taken is None:
+                    break
+                on_message(taken[0])
 
     def close(self) -> None:
         """Stop recording (the samples stay)."""
-        for subscription in self._subscriptions:
-            self.node.destroy_subscription(subscription)
-        self._subscriptions = []
+        if self._node is not None:
+            self._node.destroy_node()
+        self._node, self._takers = None, []
 
     @staticmethod
     def _key(msg) -> int:

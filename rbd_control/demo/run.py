@@ -72,6 +72,7 @@ class DemoRun:
         deadline = time.monotonic() + timeout
         while not condition():
             self.executor.spin_once(timeout_sec=0.02)
+            self.recorder.drain()
             self.bringup.check_alive()
             self.progress.show(phase, self.recorder.sim_time, sim_end)
             if time.monotonic() > deadline:
