@@ -32,7 +32,7 @@ from ros_helpers import LATCHED, _call
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 
-pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+pytestmark = pytest.mark.wall_clock   # setup.cfg: nothing else at normal priority beside them
 
 NODE = 'rbd_controller'
 MODULE = 'rbd_control.ros.controller.node'

@@ -13,7 +13,7 @@ from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import load_urdf
 from ros_helpers import RELIABLE_DEEP, get_parameters
 
-pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+pytestmark = pytest.mark.wall_clock   # setup.cfg: nothing else at normal priority beside them
 
 NODE = 'rbd_controller'
 MODULE = 'rbd_control.ros.controller.node'

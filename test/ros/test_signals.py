@@ -26,7 +26,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # test/: by_path
 from by_path import load  # noqa: E402
 
-pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+pytestmark = pytest.mark.wall_clock   # setup.cfg: nothing else at normal priority beside them
 
 # every test folder's conftest is a module named `conftest`: reach this one by its path
 ros_fixtures = load('ros/conftest.py', 'rbd_test_ros_fixtures')

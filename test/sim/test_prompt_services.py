@@ -21,7 +21,7 @@ from test_in_the_loop import (ARM_JOINTS, DEFAULT_ARM_HOME, controller_parameter
                               start_loop, stamp_of, wait_for_commands)
 from std_msgs.msg import Float64MultiArray
 
-pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+pytestmark = pytest.mark.wall_clock   # setup.cfg: nothing else at normal priority beside them
 
 MAX_LATENCY_S = 0.100
 REQUESTS = 40                  # per node

@@ -26,7 +26,7 @@ from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import crba, load_urdf
 
-pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+pytestmark = pytest.mark.wall_clock   # setup.cfg: nothing else at normal priority beside them
 
 JOINTS = list(DEFAULT_ARM_HOME)
 HOME = np.array([DEFAULT_ARM_HOME[j] for j in JOINTS])

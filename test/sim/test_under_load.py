@@ -23,7 +23,7 @@ from rbd_control.dynamics import load_urdf
 from test_in_the_loop import (ARM_JOINTS, SIM, SIM_NODE, STARTUP_S, controller_parameters,
                               positions, sim_parameters, stamp_of, start_loop, wait_for_commands)
 
-pytestmark = pytest.mark.wall_clock   # setup.cfg: run with the machine to itself
+pytestmark = pytest.mark.wall_clock   # setup.cfg: nothing else at normal priority beside them
 
 HELD = 1e-2         # rad
 OFFSET = 5e-3       # rad: the restarted simulator's start pose minus the held one
