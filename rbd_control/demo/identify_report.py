@@ -18,8 +18,8 @@ def summary(outcome: IdentificationOutcome) -> str:
         "identification: the simulated arm is not its URDF (masses and centres of mass off by up "
         f"to 25 %, joint friction, {TRUE_PAYLOAD.mass:g} kg payload on {TRUE_PAYLOAD.link}); the "
         "controller starts from the nominal URDF",
-        f"  excitation {outcome.excite_s:g} s, then {PAYLOAD_EXCITE_S:g} s with the payload, through the "
-        f"nodes ({outcome.recorded_s:.1f} s of /joint_states); condition number "
+        f"  excitation {outcome.excite_s:g} s, then {PAYLOAD_EXCITE_S:g} s with the payload, "
+        f"through the nodes ({outcome.recorded_s:.1f} s of /joint_states); condition number "
         f"{outcome.condition_number:.1f}",
         f"  friction error: max {np.abs(outcome.friction_error).max():.1%} over viscous and "
         f"Coulomb; payload {outcome.payload_mass:.3f} kg (true {TRUE_PAYLOAD.mass:g} kg)",

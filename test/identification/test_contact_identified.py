@@ -22,7 +22,8 @@ velocity), no state is flagged in contact and no collision latches; the test ass
 a margin: the peak |r| of every joint stays below MAX_SHARE of the lowest level (5 N m).
 Measured (30 s excitation): peak |r| 3.67 N m in computed_torque, 3.66 N m in feedforward_pd,
 both on shoulder_lift (the wrist joints 0.6 N m and less; 3.7 and 3.8 N m with the earlier
-60 s): 1.3 N m below the constant-velocity contact level, 6.3 N m below the accelerating one. Run with -s to see the peak residual per joint.
+60 s): 1.3 N m below the constant-velocity contact level, 6.3 N m below the accelerating one.
+Run with -s to see the peak residual per joint.
 """
 from __future__ import annotations
 

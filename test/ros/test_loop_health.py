@@ -97,7 +97,7 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     seen = statuses(diagnostics)
     engaged = [(level, text, values) for level, text, values in seen if values['age guard'] == 'engaged']
     assert engaged, [text for _, text, _ in seen]
-    level, text, values = engaged[0]
+    level, text, _ = engaged[0]
     assert level == DiagnosticStatus.WARN and 'softened' in text, text
     # the guard engages at the first late state; the window's p99 passes state_age_warn once
     # a few of them are in it, which may be a report later (seen in CI-like runs)
