@@ -20,18 +20,28 @@ _rbd_setup() {
     source "$venv/bin/activate"
     source "$repo/scripts/ros_env.sh" "$venv" || return 1
     # control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) has no wheel: build
-    # the interfaces/ subset into the venv once (skipped when it imports, as on a ROS install).
-    bash "$repo/scripts/build_interfaces.sh" "$venv" || return 1
+    # the interfaces/ subset into the venv once (skipped when it imports, as on a ROS install),
+    # beside the kernel compile below, which needs no control_msgs (the build's configure
+    # steps leave a core idle; ~20 s sooner on 2 cores).
+    local interfaces_log interfaces
+    interfaces_log="$(mktemp)"
+    bash "$repo/scripts/build_interfaces.sh" "$venv" >"$interfaces_log" 2>&1 &
+    interfaces=$!
     # Compile the numba kernels once, in the checkout (pytest imports it), and seed the
     # installed copy (the nodes' console scripts) with them: numba accepts a cached kernel
     # whose source bytes match, so the second copy loads instead of compiling again. A node
     # that had to compile at start-up would look dead to a test waiting on it.
     # One compiling process per core (at most 4): each kernel compiles on one core.
-    local cores
+    local cores compiled=0 built=0
     cores="$(nproc 2>/dev/null || echo 1)"
     [ "$cores" -gt 4 ] && cores=4
     echo "setup: compiling the dynamics kernels on $cores cores (cached after the first time)"
-    (cd "$repo" && "$venv/bin/python" -c "from rbd_control.dynamics import compile_kernels; compile_kernels($cores)") || return 1
+    (cd "$repo" && "$venv/bin/python" -c "from rbd_control.dynamics import compile_kernels; compile_kernels($cores)") \
+        && compiled=1
+    wait "$interfaces" && built=1
+    cat "$interfaces_log"
+    rm -f "$interfaces_log"
+    [ $compiled = 1 ] && [ $built = 1 ] || return 1
     "$venv/bin/python" "$repo/scripts/seed_kernel_cache.py" "$repo/rbd_control" \
         "$(cd / && "$venv/bin/python" -c 'import os, rbd_control; print(os.path.dirname(rbd_control.__file__))')" \
         || return 1
