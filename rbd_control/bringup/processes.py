@@ -3,6 +3,7 @@
     BringupConfig     what arm.launch.py's arguments choose, plus the simulator's settings
     Bringup           starts both nodes as child processes (a context manager)
     NodeProcess       one node in a child process, its output in a log file
+    PipedLog          a child's output through a pipe into that file, as ros2 launch takes it
 
 Why child processes and not one executor with every node: the simulator and the
 controller each run a 1 kHz loop in Python; in one process they would share one GIL,
@@ -14,11 +15,13 @@ No rclpy here: the nodes' parameters go to them as --params-file YAML.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -118,20 +121,74 @@ class BringupConfig:
 # --- child processes ---------------------------------------------------------------
 
 
+class PipedLog:
+    """A child process's output (stdout and stderr through one pipe) copied into a log file by
+    a thread of this process, as ros2 launch reads its nodes' output through pipes. The child
+    writes into the pipe's buffer, never onto the disk itself: a node whose stderr was the file
+    waited in write() while the disk flushed other work (a 0.4 s gap in its commands, with
+    rclpy's logging call holding the GIL), and a control loop must not wait on a disk.
+
+        log = PipedLog(path)
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        log.attach(process.stdout)
+        ...
+        log.close()   # after the process has ended
+    """
+
+    PIPE_BYTES = 1 << 20   # F_SETPIPE_SZ: 1 MB of log lines may wait for the copying thread
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "wb")
+        self._thread: threading.Thread | None = None
+
+    def attach(self, pipe) -> None:
+        try:   # Linux: a bigger buffer; elsewhere (or above the system's limit) the default
+            fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), self.PIPE_BYTES)
+        except OSError:
+            pass
+        self._thread = threading.Thread(target=self._copy, args=(pipe,), daemon=True,
+                                        name=f"log {self.path.name}")
+        self._thread.start()
+
+    def _copy(self, pipe) -> None:
+        """Until end of file (the child and whatever inherited its output have ended)."""
+        try:
+            while chunk := os.read(pipe.fileno(), 1 << 16):
+                self._file.write(chunk)
+                self._file.flush()   # readers of the file see each line as it comes
+        except (OSError, ValueError):   # the pipe or the file closed by close()
+            pass
+        finally:
+            pipe.close()
+
+    def flush(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Wait for the copy to reach the end of the output (at most `timeout`: a grandchild
+        that inherited the pipe may outlive the child), then close the file."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._file.close()
+
+
 class NodeProcess:
-    """One node in a child process, its output in a log file."""
+    """One node in a child process, its output in a log file (through a PipedLog)."""
 
     def __init__(self, name: str, module: str, ros_args: Sequence[str], log_path: Path) -> None:
         self.name = name
         self.log_path = log_path
         self._interrupted = False
-        self._log = open(log_path, "w")
+        self._log = PipedLog(log_path)
         self.process = subprocess.Popen(
             [sys.executable, "-m", module, "--ros-args", *ros_args],
-            stdout=self._log,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        self._log.attach(self.process.stdout)
 
     def alive(self) -> bool:
         return self.process.poll() is None

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rbd_control.bringup.processes import PipedLog
 from shm_segments import KILLED_PROCESS_SEGMENTS, remove_orphan_shm_segments, shm_segments_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,16 +126,19 @@ def ros_node(ros_env):
 
 
 class NodeProcess:
-    """A Python process (`python -m module` or `python script.py`), output in a log file."""
+    """A Python process (`python -m module` or `python script.py`), output in a log file,
+    through a pipe as rbd_bringup and ros2 launch take it (PipedLog: a node writing onto a
+    busy disk itself can stall its loop)."""
 
     def __init__(self, target, args, env, log_path):
         self.module = target
         self.log_path = log_path
-        self._log = open(log_path, 'w')
+        self._log = PipedLog(log_path)
         launcher = [str(target)] if str(target).endswith('.py') else ['-m', target]
         self.process = subprocess.Popen(
             [sys.executable, *launcher, *args],
-            env=env, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT)
+            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self._log.attach(self.process.stdout)
 
     @property
     def pid(self):
@@ -144,8 +148,7 @@ class NodeProcess:
         return self.process.poll() is None
 
     def log(self):
-        if not self._log.closed:
-            self._log.flush()
+        self._log.flush()
         return Path(self.log_path).read_text()
 
     def wait_for_log(self, text, timeout):
