@@ -4,10 +4,11 @@ Parsing XML is one long C call that holds Python's GIL: a 30 MB description (inl
 huge comment) stops every thread of the process for ~2 s, the control loop and its watchdog
 included, and feeding the parser in chunks does not help (a single large token is rescanned
 per chunk). So a description above PREPASS_BYTES goes to a helper process
-(`python -c "from ...description_prepass import serve; serve()"`; not `-m`, which would run
-this module a second time beside the copy its package imports, with a RuntimeWarning), which
-loads it with load_urdf (every refusal with its usual reason) and sends back only its dynamics
-elements: a few kB, which the caller then loads in milliseconds.
+(`python -c "... from rbd_control.control.model.prepass import serve; serve()"`, the import
+once the first request comes; not `-m`, which would run this module a second time beside the
+copy its package imports, with a RuntimeWarning), which loads it with load_urdf (every
+refusal with its usual reason) and sends back only its dynamics elements: a few kB, which the
+caller then loads in milliseconds.
 
 The text crosses the pipe in 1 MB frames, each encoded on its own, so no single step holds
 the GIL for long; waiting for the answer releases it. The helper is started by `start()` (or
@@ -23,7 +24,6 @@ No rclpy here (ModelSource uses it).
 """
 from __future__ import annotations
 
-import os
 import select
 import struct
 import subprocess
@@ -38,7 +38,15 @@ PREPASS_BYTES = 1 << 20   # below this, parsing in-process takes a few ms at mos
 FRAME_CHARS = 1 << 20
 TIMEOUT_S = 120.0
 _LENGTH = struct.Struct("<Q")
-_SERVE = "from rbd_control.control.model.prepass import serve; serve()"
+# The helper waits for its first request before it imports anything of ours (numba, the
+# dynamics: ~0.7 s of CPU), so a node's start does not pay for it beside its own imports; most
+# nodes never get a description large enough to need it. It yields the CPU to the control
+# loop that waits for it.
+_SERVE = """import os, sys
+if sys.stdin.buffer.peek(1):
+    os.nice(10)
+    from rbd_control.control.model.prepass import serve
+    serve()"""
 
 
 def _write_frames(stream, text):
@@ -74,7 +82,6 @@ def serve():
     reason out."""
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr   # a stray print must not corrupt the answers
-    os.nice(10)               # yield the CPU to the control loop that waits for this
     while True:
         try:
             text = _read_frames(requests)
@@ -101,7 +108,8 @@ class DescriptionPrepass:
         self._process = None
 
     def start(self):
-        """Start the helper now (its imports take seconds), rather than on first use."""
+        """Start the helper process now rather than on first use (it imports what it parses
+        with on its first request)."""
         with self._lock:
             self._ensure_started()
 
