@@ -22,7 +22,7 @@ _rbd_setup() {
     # control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) has no wheel: build
     # the interfaces/ subset into the venv once (skipped when it imports, as on a ROS install),
     # beside the kernel compile below, which needs no control_msgs (the build's configure
-    # steps leave a core idle; ~20 s sooner on 2 cores).
+    # steps leave a core idle).
     local interfaces_log interfaces
     interfaces_log="$(mktemp)"
     bash "$repo/scripts/build_interfaces.sh" "$venv" >"$interfaces_log" 2>&1 &

@@ -24,9 +24,9 @@ stamp() { echo "--- $(date +%T) $*"; }
 clean=(env -i HOME="$HOME" PATH="$PATH" TERM="${TERM:-dumb}")
 kilted=${RBD_KILTED:-1}
 if [ "$kilted" != 0 ]; then
-    # Kilted's environment builds beside Jazzy's set-up, at nice 10: on what that leaves idle
-    # first (lane 1 needs it only after Jazzy's test/sim); its log is shown before Kilted's
-    # tests
+    # Kilted's environment builds beside Jazzy's set-up, at nice 10 so that it takes what
+    # that leaves idle (lane 1 needs it only after Jazzy's test/sim); its log is shown before
+    # Kilted's tests
     kilted_log="$(mktemp)"
     nice -n 10 "${clean[@]}" bash "$here/test_kilted.sh" --prepare >"$kilted_log" 2>&1 &
     kilted_prepare=$!
@@ -81,8 +81,8 @@ cat "$lane2_log"
 
 export RBD_TEST_DOMAINS=101-166
 hostile=test/ros/test_hostile_node.py
-# the disk quiet too: what the lanes wrote is flushed now, not while a loop is timed (under
-# heavy writeback the hostile test saw 0.2-0.4 s command gaps, also with nothing else running)
+# the disk quiet too: what the lanes wrote is flushed now, not while a loop is timed (beside
+# a disk writer, dd with fsync, the hostile test saw command gaps of 0.25-0.4 s)
 sync
 stamp "wall clock: Jazzy's $hostile, alone"
 "${pytest_q[@]}" "$hostile" -m wall_clock "$@" || status=1
