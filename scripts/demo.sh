@@ -4,5 +4,5 @@
 # push, a collision with a box (MuJoCo only), then identification of a perturbed arm. Prints a summary table and writes PNG plots to
 # demo_output/. Options: python -m rbd_control.demo --help (--realtime, --sim dart, ...).
 set -uo pipefail
-source "$(dirname "$0")/setup_env.sh" --demo || exit 1
+source "$(dirname "$0")/setup_env.sh" || exit 1
 python -m rbd_control.demo "$@"

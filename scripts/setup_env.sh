@@ -1,30 +1,21 @@
 #!/usr/bin/env bash
 # Source me: creates (once) and activates a virtual environment with everything the tests and
 # the demo need, from the package registries only, then sets up the ROS 2 wheels' environment.
-#   source scripts/setup_env.sh          everything (the tests: Pinocchio, the robot models, Sphinx)
-#   source scripts/setup_env.sh --demo   what the demo runs (scripts/demo.sh): without the test
-#                                        oracles and the docs' tools (~0.9 GB of the 1.8 GB)
 #   VENV     where the environment lives (default: .venv in the repo)
 #   PYTHON   the interpreter to build it from (default: python3; 3.10 to 3.12)
 _rbd_setup() {
-    local repo venv python requirements extras what="ROS 2 Jazzy wheels, colcon"
+    local repo venv python
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     venv="${VENV:-$repo/.venv}"
     python="${PYTHON:-python3}"
-    requirements=(-r "$repo/requirements/ros.txt" -r "$repo/requirements/build.txt")
-    if [ "${1:-}" = --demo ]; then
-        extras="sim,demo,dart"    # the demo's plants (--sim dart too) and its plots
-    else
-        extras="sim,demo"
-        requirements+=(-r "$repo/requirements/test.txt" -r "$repo/requirements/docs.txt")
-        what+=", oracles, docs"
-    fi
     bash "$repo/scripts/make_venv.sh" "$venv" "$python" || return 1
-    echo "setup: installing requirements ($what) and rbd_control"
-    "$venv/bin/python" -m pip install -q "${requirements[@]}" || return 1
+    echo "setup: installing requirements (ROS 2 Jazzy wheels, colcon, oracles) and rbd_control"
+    "$venv/bin/python" -m pip install -q -r "$repo/requirements/ros.txt" \
+        -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" \
+        -r "$repo/requirements/docs.txt" || return 1
     # Not editable: a normal install is what puts launch/, config/, urdf/ and the ament
     # index marker into share/rbd_control, which the nodes and tests look up.
-    "$venv/bin/python" -m pip install -q "$repo[$extras]" || return 1
+    "$venv/bin/python" -m pip install -q "$repo[sim,demo]" || return 1
     # shellcheck disable=SC1091
     source "$venv/bin/activate"
     source "$repo/scripts/ros_env.sh" "$venv" || return 1
@@ -59,4 +50,4 @@ _rbd_setup() {
     export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((RANDOM % 100 + 100))}"
     cd "$repo"
 }
-_rbd_setup "$@"
+_rbd_setup
