@@ -129,8 +129,7 @@ class PipedLog:
     rclpy's logging call holding the GIL), and a control loop must not wait on a disk.
 
         log = PipedLog(path)
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        log.attach(process.stdout)
+        process = log.popen(argv, env=...)   # subprocess.Popen, its output into the pipe
         ...
         log.close()   # after the process has ended
     """
@@ -142,14 +141,21 @@ class PipedLog:
         self._file = open(path, "wb")
         self._thread: threading.Thread | None = None
 
-    def attach(self, pipe) -> None:
-        try:   # Linux: a bigger buffer; elsewhere (or above the system's limit) the default
-            fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), self.PIPE_BYTES)
-        except OSError:
-            pass
+    def popen(self, argv, **kwargs) -> subprocess.Popen:
+        """subprocess.Popen(argv, **kwargs) with stdout and stderr into the pipe, copied from
+        now on."""
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   **kwargs)
+        pipe = process.stdout
+        if hasattr(fcntl, "F_SETPIPE_SZ"):   # Linux: a bigger buffer
+            try:
+                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, self.PIPE_BYTES)
+            except OSError:   # above the system's limit: the default
+                pass
         self._thread = threading.Thread(target=self._copy, args=(pipe,), daemon=True,
                                         name=f"log {self.path.name}")
         self._thread.start()
+        return process
 
     def _copy(self, pipe) -> None:
         """Until end of file (the child and whatever inherited its output have ended)."""
@@ -182,13 +188,10 @@ class NodeProcess:
         self.log_path = log_path
         self._interrupted = False
         self._log = PipedLog(log_path)
-        self.process = subprocess.Popen(
+        self.process = self._log.popen(
             [sys.executable, "-m", module, "--ros-args", *ros_args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        self._log.attach(self.process.stdout)
 
     def alive(self) -> bool:
         return self.process.poll() is None

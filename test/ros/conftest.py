@@ -135,10 +135,7 @@ class NodeProcess:
         self.log_path = log_path
         self._log = PipedLog(log_path)
         launcher = [str(target)] if str(target).endswith('.py') else ['-m', target]
-        self.process = subprocess.Popen(
-            [sys.executable, *launcher, *args],
-            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self._log.attach(self.process.stdout)
+        self.process = self._log.popen([sys.executable, *launcher, *args], env=env, cwd=REPO)
 
     @property
     def pid(self):
