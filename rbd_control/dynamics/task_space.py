@@ -44,15 +44,16 @@ TAU = ("q", "tau")
 def link_frames(model) -> dict:
     """link name -> (body, F) with F = [E_l; r_l; (body, 0, 0); 0] (6 x 3, kinematics.py: the
     frame at the link origin; never written), built once per model and kept on it as
-    `_link_frames` (like its default workspace `_data`); `_link_F` maps the name to F alone,
-    one subscript fewer for frame_jacobian."""
+    `_link_frames` (like its default workspace `_data`); `_jacobian_args` maps the name to
+    what frame_jacobian passes on, (F, J's shape, the model's md), in one look-up."""
     frames = {}
     for link, (E, r) in model.link_placement.items():
         F = np.zeros((FRAME_ROWS, 3))
         F[:3], F[3], F[FRAME_BODY, 0] = E, r, model.link_body[link]
         frames[link] = (int(model.link_body[link]), F)
-    object.__setattr__(model, "_jacobian_shape", (6, model.nq))   # one tuple fewer per call
-    object.__setattr__(model, "_link_F", {link: F for link, (_, F) in frames.items()})
+    shape = (6, model.nq)
+    object.__setattr__(model, "_jacobian_args",
+                       {link: (F, shape, model._md) for link, (_, F) in frames.items()})
     object.__setattr__(model, "_link_frames", frames)
     return frames
 
@@ -105,16 +106,15 @@ def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     """6 x nq: qd -> [omega; v] of the link (v of its origin, or of `point` in link
     coordinates), world axes."""
     try:
-        F = model._link_F[link]   # _frame's fast path, without its call
+        F, shape, md = model._jacobian_args[link]   # _frame's fast path, without its call
     except (AttributeError, KeyError, TypeError):
-        F = _frame(model, link)[1]
+        F, shape, md = _frame(model, link)[1], (6, model.nq), model._md
     if point is not None:
         F = _at_point(F, point)
-    J = empty(model._jacobian_shape)
+    J = empty(shape)
     if q.__class__ is not ndarray or q.dtype is not FLOAT64 or q.ndim != 1:
         q = as_vector(q, "q", model.nq)
-    status = jacobian_entry(q, F, J, model._md)
-    if status:
+    if status := jacobian_entry(q, F, J, md):
         raise_for_status(status, Q, model.nq)
     return J
 
