@@ -182,7 +182,7 @@ def bias_acceleration_into(md, q, qd, F, out):
     out[0], out[1], out[2], out[3], out[4], out[5] = dw0[0], dw0[1], dw0[2], a0[0], a0[1], a0[2]
 
 
-@compiled(int64(VECTOR, VECTOR, MATRIX, VECTOR, *MODEL_ARGS))
+@compiled(int64(VECTOR, VECTOR, MATRIX, VECTOR, *MODEL_ARGS), allocates=True)
 def frame_bias_acceleration_kernel(q, qd, F, out, md):
     """inputs: q, qd, F (with its point); outputs: out, md. Returns 0 or a checks status
     code."""

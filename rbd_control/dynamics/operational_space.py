@@ -40,7 +40,8 @@ def damped_inverse_into(A, rcond, Lambda):
     return mu
 
 
-@compiled(int64(INPUT, MATRIX, float64, MATRIX, MATRIX, MATRIX, VECTOR, MATRIX, *MODEL_ARGS))
+@compiled(int64(INPUT, MATRIX, float64, MATRIX, MATRIX, MATRIX, VECTOR, MATRIX, *MODEL_ARGS),
+          allocates=True)
 def operational_space_kernel(q, F, rcond, J, Y, Lambda, damping, H, md):
     """inputs: q, F (kinematics.py, with its point), rcond; outputs: J (6 x n), Y = (H^-1 J^T)^T
     (6 x n), Lambda (6 x 6), damping[0] = mu, H (its L^T D L), md.
