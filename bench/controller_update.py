@@ -11,7 +11,7 @@ whole path (plan sample, law, clamp, integral) runs. Times are this thread's CPU
 (time.thread_time); the best of several runs is the figure to read on a shared machine.
 The "+contact" column runs the same mode with contact awareness on (ControllerConfig.contact:
 momentum observer, wrench at tool0, detection; reaction none, so the law is the same) and
-"cost" is the difference. The random states jump between updates, so the residual is large and
+"cost" is the median of the differences of paired runs (the two alternate). The random states jump between updates, so the residual is large and
 the detector takes its slower, in-contact branch on every state: an upper bound.
 Not a test: nothing here asserts a time.
 """
@@ -78,21 +78,23 @@ def run(controller: Controller, model, states: int, start: float) -> float:
 def bench(repeats: int, states: int):
     model = load_urdf(default_arm_urdf())
     print(f"default arm, {model.nq} joints; µs per Controller.update, best of {repeats} "
-          f"x {states} states (median in parentheses)")
+          f"x {states} states (median in parentheses); cost: median of the {repeats} paired "
+          "differences")
     print(f"  {'mode':22s} {'update':>15s} {'+contact':>15s} {'cost':>6s}")
     for mode in MODES:
-        best = {}
-        for contact in (False, True):
-            controller = make_controller(model, mode, contact)
+        controllers = {contact: make_controller(model, mode, contact) for contact in (False, True)}
+        for controller in controllers.values():
             controller.update(0.0, *_first_state(model))   # warm up (compile, caches)
-            times = []
-            for r in range(repeats):
-                start = 1.0 + r * (states + 10) * PERIOD
-                times.append(run(controller, model, states, start))
-            best[contact] = (min(times) * 1e6, np.median(times) * 1e6)
-        (plain, plain_median), (with_contact, contact_median) = best[False], best[True]
-        print(f"  {mode:22s} {plain:7.1f} ({plain_median:5.1f}) {with_contact:7.1f} "
-              f"({contact_median:5.1f}) {with_contact - plain:6.1f}")
+        times = {False: [], True: []}
+        for r in range(repeats):
+            # the two alternate, so a slow spell of a shared machine hits both of a pair
+            start = 1.0 + r * (states + 10) * PERIOD
+            for contact, controller in controllers.items():
+                times[contact].append(run(controller, model, states, start))
+        plain, with_contact = (np.array(times[c]) * 1e6 for c in (False, True))
+        cost = np.median(with_contact - plain)
+        print(f"  {mode:22s} {plain.min():7.1f} ({np.median(plain):5.1f}) "
+              f"{with_contact.min():7.1f} ({np.median(with_contact):5.1f}) {cost:6.1f}")
 
 
 def _first_state(model):
