@@ -16,6 +16,7 @@ import numpy as np
 
 from rbd_control.control.contact.config import LEVELS
 from rbd_control.control.contact.errors import ContactConfigError, ContactResetError
+from rbd_control.control.flags import any_set
 
 __all__ = ["CollisionThresholds", "CollisionDetector", "ContactState", "AXES"]
 
@@ -109,11 +110,11 @@ class CollisionDetector:
             self.thresholds.levels(accelerating)
         abs_t = np.abs(tau_ext, out=self._abs_t)
         np.greater(abs_t, torque_contact, out=self.contact_joints)
-        touching = self.contact_joints.any()
+        touching = any_set(self.contact_joints)
         if wrench is not None:
             abs_w = np.abs(wrench, out=self._abs_w)
             np.greater(abs_w, wrench_contact, out=self.contact_axes)
-            touching = touching or self.contact_axes.any()
+            touching = touching or any_set(self.contact_axes)
         if not touching:
             return False                           # contact <= collision level: nothing more
         np.greater(abs_t, torque_collision, out=self._over_t)
@@ -121,8 +122,8 @@ class CollisionDetector:
         if wrench is not None:
             np.greater(abs_w, wrench_collision, out=self._over_w)
             self.collision_axes |= self._over_w
-        newly = not self.collided and bool(self._over_t.any() or
-                                           (wrench is not None and self._over_w.any()))
+        newly = not self.collided and (any_set(self._over_t) or
+                                        (wrench is not None and any_set(self._over_w)))
         if newly:
             self.collided = True
             self.reason = self._describe(abs_t, wrench_collision if wrench is not None else None,
@@ -145,7 +146,7 @@ class CollisionDetector:
 
     @property
     def in_contact(self) -> bool:
-        return bool(self.contact_joints.any() or self.contact_axes.any())
+        return any_set(self.contact_joints) or any_set(self.contact_axes)
 
     def reset(self):
         """Clear the latched collision; ContactResetError while still in contact."""

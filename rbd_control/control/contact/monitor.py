@@ -89,7 +89,7 @@ class ContactMonitor:
         if self._identity:
             wrench = self.wrench_estimator.estimate(q, r)
         else:
-            np.take(r, self._joints.index, out=self.tau_ext)
+            r.take(self._joints.index, out=self.tau_ext)
             # the wrench from the commanded joints' residual: a joint held by other means
             # (fixed positions) shows its holding torque in r, which no contact explains
             np.multiply(r, self._commanded, out=self._r_commanded)

@@ -39,5 +39,6 @@ class WrenchEstimator:
 
     def estimate(self, q, r) -> np.ndarray:
         """F for the residual r (model order); the returned array is reused."""
-        np.take(self._prepared(q, r), FORCE_FIRST, out=self.wrench)
+        # the method: np.take's Python wrapper costs ~0.9 µs more
+        self._prepared(q, r).take(FORCE_FIRST, out=self.wrench)
         return self.wrench

@@ -18,6 +18,7 @@ from rbd_control.dynamics import gravity
 from rbd_control.control.config import Command
 from rbd_control.control.errors import (ConfigError, MissingJointsError, StateError, brief,
                                         duplicates)
+from rbd_control.control.flags import all_set
 from rbd_control.params.bounds import MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY
 from rbd_control.params.controller import SAFE_ACTIONS  # defined once, with the safe_action parameter
 
@@ -134,7 +135,7 @@ def _as_vector(values, what):
 
 def _check_finite(q, qd, joint_names):
     # one comparison per vector in the common case; NaN fails <= as well
-    if (np.abs(q) <= MAX_PLAUSIBLE_POSITION).all() and (np.abs(qd) <= MAX_PLAUSIBLE_VELOCITY).all():
+    if all_set(np.abs(q) <= MAX_PLAUSIBLE_POSITION) and all_set(np.abs(qd) <= MAX_PLAUSIBLE_VELOCITY):
         return
     for values, what, bound in ((q, "position", MAX_PLAUSIBLE_POSITION),
                                 (qd, "velocity", MAX_PLAUSIBLE_VELOCITY)):
@@ -169,7 +170,7 @@ class EffortLimiter:
 
     def clamp(self, tau):
         """Return (clamped torque, mask of saturated joints). Raises StateError on NaN/inf."""
-        if not np.isfinite(tau).all():
+        if not all_set(np.isfinite(tau)):
             raise StateError("the control law produced a non-finite torque for this state")
         # np.clip(tau, -limit, limit) without its Python wrapper
         clamped = np.maximum(tau, self._lower)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rbd_control.control.safety.checks import ConfigError
+from rbd_control.control.flags import any_set
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 __all__ = ["OK", "WARN", "ERROR", "LEVEL_NAMES", "HealthThresholds", "HealthReport", "LoopHealth"]
@@ -116,7 +117,7 @@ class LoopHealth:
     def clamped(self, saturated, joint_names, now: float):
         """The command of this state had these joints at their effort limit."""
         saturated = np.asarray(saturated, bool)
-        if saturated.any():
+        if any_set(saturated):
             self.clamped_commands += 1
             for name in np.asarray(joint_names)[saturated]:
                 self._clamped_at[str(name)] = now

@@ -34,6 +34,7 @@ from typing import Optional
 import numpy as np
 
 from rbd_control.control.errors import ConfigError
+from rbd_control.control.flags import any_set
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 __all__ = ["FIELDS", "OscillationThresholds", "OscillationDetector", "SOFTEN", "HOLD"]
@@ -127,7 +128,7 @@ class OscillationDetector:
         t = self.thresholds
         swing = np.where(ev > t.velocity, 1.0, np.where(ev < -t.velocity, -1.0, 0.0))
         changed = (swing != 0.0) & (swing != self._sign)
-        if not changed.any():
+        if not any_set(changed):
             return None
         self._swings += int(np.count_nonzero(changed & (self._sign != 0.0)))
         half_period = now - self._swing_time
