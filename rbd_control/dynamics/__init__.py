@@ -26,7 +26,8 @@ def compile_kernels(processes: int = 1) -> None:
     processes > 1 shares the kernels among that many worker processes (setup_env.sh: one per
     core; a kernel compiles on one core, ~3-15 s each), which fill numba's on-disk cache that
     later processes load; this process's own kernels are then left to load on first call."""
-    from rbd_control.dynamics import regressor  # noqa: F401  (the one module not imported above)
+    # the modules not imported above
+    from rbd_control.dynamics import free_inertia, regressor  # noqa: F401
     from rbd_control.dynamics.spatial import KERNELS, compile_all
     if processes <= 1:
         compile_all()
@@ -40,7 +41,7 @@ def compile_kernels(processes: int = 1) -> None:
 
 def _compile_kernel(index: int) -> None:
     """compile_kernels' task in a worker process: the index-th kernel into the cache."""
-    from rbd_control.dynamics import regressor  # noqa: F401
+    from rbd_control.dynamics import free_inertia, regressor  # noqa: F401
     from rbd_control.dynamics.spatial import KERNELS, compile_declared
     compile_declared(KERNELS[index])
 
