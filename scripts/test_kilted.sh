@@ -18,20 +18,38 @@ python="${PYTHON:-python3.11}"
 # is test_follow_joint_trajectory (control_msgs built below); the node without control_msgs,
 # the 1 kHz throughput test (a measurement, not an API) and the in-the-loop hold and tracking
 # (the same arithmetic on either rclpy; the action tests close the loop on Kilted) stay
-# Jazzy-only, for time.
+# Jazzy-only, for time. So do the test_controller_node.py cases that reach no rclpy surface
+# its other cases do not (each starts a node, ~5 s): of the refused parameter values one
+# number and one read-only descriptor are kept, the other five refusals are the core's
+# checks; one startup mode and one safe action of two; the joint selection (adopt, refuse,
+# default order), the gravity override and the non-finite states are the controller's logic
+# behind the same subscription and parameter callbacks.
+controller_node=test/ros/test_controller_node.py
 KILTED_TESTS=(
     test/ros/test_signals.py
     test/sim/test_prompt_services.py
-    test/ros/test_controller_node.py
+    "$controller_node"
     test/sim/test_in_the_loop.py
     test/sim/test_follow_joint_trajectory.py
-    --deselect
-    test/ros/test_controller_node.py::test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced
-    --deselect
-    test/sim/test_in_the_loop.py::test_gravity_compensation_holds_the_arm_for_5_s_of_sim_time
-    --deselect
-    test/sim/test_in_the_loop.py::test_computed_torque_tracks_a_trajectory_through_the_workspace
 )
+for deselected in \
+    "$controller_node::test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced" \
+    "$controller_node::test_invalid_parameter_is_refused_with_a_reason[gains.shoulder_pan.d-nan-gains.shoulder_pan.d]" \
+    "$controller_node::test_invalid_parameter_is_refused_with_a_reason[mode-impedance-unknown mode]" \
+    "$controller_node::test_invalid_parameter_is_refused_with_a_reason[gravity-value3-gravity needs 3 values]" \
+    "$controller_node::test_invalid_parameter_is_refused_with_a_reason[robot_description-<robot name=\"broken\"><link-robot_description]" \
+    "$controller_node::test_invalid_parameter_is_refused_with_a_reason[joints-value6-read-only]" \
+    "$controller_node::test_startup_parameters_reach_the_core[gravity_compensation-parameters1]" \
+    "$controller_node::test_stale_joint_states_trigger_the_safe_action_within_state_timeout[zero]" \
+    "$controller_node::test_without_joints_parameter_all_urdf_joints_are_controlled_in_urdf_order" \
+    "$controller_node::test_runtime_gravity_override_changes_the_torque" \
+    "$controller_node::test_non_finite_and_malformed_states_never_produce_non_finite_commands" \
+    "$controller_node::test_a_robot_with_other_joints_is_adopted_when_joints_is_not_set" \
+    "$controller_node::test_a_robot_without_the_configured_joints_is_refused" \
+    test/sim/test_in_the_loop.py::test_gravity_compensation_holds_the_arm_for_5_s_of_sim_time \
+    test/sim/test_in_the_loop.py::test_computed_torque_tracks_a_trajectory_through_the_workspace; do
+    KILTED_TESTS+=(--deselect "$deselected")
+done
 
 if [ "${KILTED_PREPARED:-0}" != 1 ]; then
     bash "$repo/scripts/make_venv.sh" "$venv" "$python" || exit 1
