@@ -54,8 +54,8 @@ def max_inertia_ratio(d: np.ndarray, H_inv: np.ndarray) -> float:
 def regularised_inverse_kernel(H, H_inv):
     """H_inv = (H + eps 1)^-1 (numba's np.linalg.inv: LAPACK getrf + getri)."""
     n = H.shape[0]
-    largest = H[0, 0]
-    for i in range(1, n):
+    largest = 0.0   # H is positive semi-definite: its diagonal is >= 0
+    for i in range(n):
         largest = max(largest, H[i, i])
     eps = max(REGULARISATION * largest, MIN_INERTIA)
     A = H.copy()
