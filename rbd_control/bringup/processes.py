@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -130,8 +131,13 @@ class PipedLog:
 
         log = PipedLog(path)
         process = log.popen(argv, env=...)   # subprocess.Popen, its output into the pipe
+        log.sync()    # what the child has written so far is in the file (before reading it)
         ...
         log.close()   # after the process has ended
+
+    The thread and sync() both drain the pipe (non-blocking reads) under one lock, so after
+    sync() every line the child wrote before it is in the file: a reader that saw the child's
+    answer (a topic, an action result) also sees what it logged before answering.
     """
 
     PIPE_BYTES = 1 << 20   # F_SETPIPE_SZ: 1 MB of log lines may wait for the copying thread
@@ -140,44 +146,66 @@ class PipedLog:
         self.path = path
         self._file = open(path, "wb")
         self._thread: threading.Thread | None = None
+        self._pipe = None          # the read end, None once closed
+        self._lock = threading.Lock()
 
     def popen(self, argv, **kwargs) -> subprocess.Popen:
         """subprocess.Popen(argv, **kwargs) with stdout and stderr into the pipe, copied from
         now on."""
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    **kwargs)
-        pipe = process.stdout
+        self._pipe = pipe = process.stdout
         if hasattr(fcntl, "F_SETPIPE_SZ"):   # Linux: a bigger buffer
             try:
                 fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, self.PIPE_BYTES)
             except OSError:   # above the system's limit: the default
                 pass
-        self._thread = threading.Thread(target=self._copy, args=(pipe,), daemon=True,
+        os.set_blocking(pipe.fileno(), False)   # our end only: the child's writes still block
+        self._thread = threading.Thread(target=self._copy, args=(pipe.fileno(),), daemon=True,
                                         name=f"log {self.path.name}")
         self._thread.start()
         return process
 
-    def _copy(self, pipe) -> None:
+    def _copy(self, fd: int) -> None:
         """Until end of file (the child and whatever inherited its output have ended)."""
-        try:
-            while chunk := os.read(pipe.fileno(), 1 << 16):
-                self._file.write(chunk)
-                self._file.flush()   # readers of the file see each line as it comes
-        except (OSError, ValueError):   # the pipe or the file closed by close()
-            pass
-        finally:
-            pipe.close()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while self._pipe is not None:
+            poller.poll(1000)   # woken by data or the hang-up; the timeout notices close()
+            self._drain()
 
-    def flush(self) -> None:
-        if not self._file.closed:
-            self._file.flush()
+    def _drain(self) -> None:
+        """Copy what the pipe holds now into the file; at end of file close the pipe."""
+        with self._lock:
+            if self._pipe is None:
+                return
+            try:
+                while chunk := os.read(self._pipe.fileno(), 1 << 16):
+                    self._file.write(chunk)
+            except BlockingIOError:   # nothing more for now
+                self._file.flush()    # readers of the file see each line as it comes
+                return
+            except (OSError, ValueError):   # the file closed by close()
+                pass
+            self._pipe.close()        # end of file (or the file gone): nothing more comes
+            self._pipe = None
+            if not self._file.closed:
+                self._file.flush()
+
+    def sync(self) -> None:
+        """Everything the child has written so far, in the file."""
+        self._drain()
 
     def close(self, timeout: float = 2.0) -> None:
         """Wait for the copy to reach the end of the output (at most `timeout`: a grandchild
         that inherited the pipe may outlive the child), then close the file."""
         if self._thread is not None:
             self._thread.join(timeout)
-        self._file.close()
+        with self._lock:
+            if self._pipe is not None:
+                self._pipe.close()
+                self._pipe = None
+            self._file.close()
 
 
 class NodeProcess:
@@ -214,7 +242,7 @@ class NodeProcess:
         return self.process.returncode
 
     def log_tail(self, lines: int = 20) -> str:
-        self._log.flush()
+        self._log.sync()
         return "\n".join(self.log_path.read_text().splitlines()[-lines:])
 
 

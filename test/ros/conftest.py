@@ -145,7 +145,7 @@ class NodeProcess:
         return self.process.poll() is None
 
     def log(self):
-        self._log.flush()
+        self._log.sync()   # what the node wrote before it answered is in the file
         return Path(self.log_path).read_text()
 
     def wait_for_log(self, text, timeout):
