@@ -308,4 +308,6 @@ class _Run:
         return self.bringup
 
     def __exit__(self, *exc) -> None:
+        if self.phase.demo is not None:
+            self.phase.demo.progress.done()   # the run's last phase line (the exact run's too)
         self.bringup.stop()
