@@ -148,6 +148,7 @@ class PipedLog:
         self._thread: threading.Thread | None = None
         self._pipe = None          # the read end, None once closed
         self._lock = threading.Lock()
+        self.dropped_bytes = 0     # output the file could not take (a full disk)
 
     def popen(self, argv, **kwargs) -> subprocess.Popen:
         """subprocess.Popen(argv, **kwargs) with stdout and stderr into the pipe, copied from
@@ -181,16 +182,29 @@ class PipedLog:
                 return
             try:
                 while chunk := os.read(self._pipe.fileno(), 1 << 16):
-                    self._file.write(chunk)
+                    self._write(chunk)
             except BlockingIOError:   # nothing more for now
-                self._file.flush()    # readers of the file see each line as it comes
+                self._flush()         # readers of the file see each line as it comes
                 return
-            except (OSError, ValueError):   # the file closed by close()
+            except (OSError, ValueError):   # the pipe closed by close()
                 pass
-            self._pipe.close()        # end of file (or the file gone): nothing more comes
+            self._pipe.close()        # end of file: nothing more comes
             self._pipe = None
-            if not self._file.closed:
-                self._file.flush()
+            self._flush()
+
+    def _write(self, chunk: bytes) -> None:
+        """Into the file. A write that fails (a full disk, the file closed) drops the chunk
+        and counts it in dropped_bytes: the pipe is still drained, so the child never waits."""
+        try:
+            self._file.write(chunk)
+        except (OSError, ValueError):
+            self.dropped_bytes += len(chunk)
+
+    def _flush(self) -> None:
+        try:
+            self._file.flush()
+        except (OSError, ValueError):   # a full disk: what was buffered is lost, nothing waits
+            pass
 
     def sync(self) -> None:
         """Everything the child has written so far, in the file."""
@@ -205,7 +219,11 @@ class PipedLog:
             if self._pipe is not None:
                 self._pipe.close()
                 self._pipe = None
-            self._file.close()
+            self._flush()
+            try:
+                self._file.close()
+            except OSError:   # its buffer could not be written (a full disk): already dropped
+                pass
 
 
 class NodeProcess:
