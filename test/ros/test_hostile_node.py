@@ -112,14 +112,17 @@ def padded(urdf, megabytes):
 
 def one_call_hold(text):
     """Seconds rclpy takes to serialise and deserialise std_msgs/String(text), one C call each
-    (the GIL held throughout); the best of three."""
+    (the GIL held throughout); the median of three. Not the best: the node's copies go to
+    fresh memory (page faults on first touch), and the best of three is the warm case (here
+    100 ms against 229 ms cold and 107 ms median; a run failed at 0.485 s against the
+    0.444 s the best of three allowed)."""
     from rclpy.serialization import deserialize_message, serialize_message
     times = []
     for _ in range(3):
         start = time.perf_counter()
         deserialize_message(serialize_message(String(data=text)), String)
         times.append(time.perf_counter() - start)
-    return min(times)
+    return sorted(times)[1]
 
 
 class HostileRig:
