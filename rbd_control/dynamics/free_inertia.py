@@ -14,8 +14,6 @@ feels ~0 instead of making the inverse fail.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import float64, void
 
@@ -68,8 +66,9 @@ def regularised_inverse_kernel(H, H_inv):
 def max_inertia_ratio_kernel(d, H_inv):
     """lambda_max(D^1/2 H^-1 D^1/2) (numba's np.linalg.eigvalsh: LAPACK syevd)."""
     n = d.shape[0]
+    root = np.sqrt(d)
     B = np.empty((n, n))
     for i in range(n):
         for j in range(n):
-            B[i, j] = math.sqrt(d[i]) * H_inv[i, j] * math.sqrt(d[j])
+            B[i, j] = root[i] * H_inv[i, j] * root[j]
     return np.linalg.eigvalsh(B)[n - 1]

@@ -108,7 +108,8 @@ def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     try:
         F, shape, md = model._jacobian_args[link]   # _frame's fast path, without its call
     except (AttributeError, KeyError, TypeError):
-        F, shape, md = _frame(model, link)[1], (6, model.nq), model._md
+        _frame(model, link)   # builds the tables on a model's first call; InputError for a bad link
+        F, shape, md = model._jacobian_args[link]
     if point is not None:
         F = _at_point(F, point)
     J = empty(shape)
