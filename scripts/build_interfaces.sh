@@ -57,7 +57,7 @@ fi
 
 echo "build_interfaces: control_msgs is missing; building interfaces/control_msgs into $venv (~30-90 s)"
 # BUILD_REQUIREMENTS: the toolchain of another distribution (requirements/kilted-build.txt)
-"$python" -m pip install -q -r "${BUILD_REQUIREMENTS:-$repo/requirements/build.txt}"
+bash "$repo/scripts/install_into.sh" "$venv" -r "${BUILD_REQUIREMENTS:-$repo/requirements/build.txt}"
 
 # Repoint the wheels' exported include paths to this interpreter (idempotent: once rewritten,
 # the pattern no longer matches).

@@ -10,12 +10,11 @@ _rbd_setup() {
     python="${PYTHON:-python3}"
     bash "$repo/scripts/make_venv.sh" "$venv" "$python" || return 1
     echo "setup: installing requirements (ROS 2 Jazzy wheels, colcon, oracles) and rbd_control"
-    "$venv/bin/python" -m pip install -q -r "$repo/requirements/ros.txt" \
-        -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" \
-        -r "$repo/requirements/docs.txt" || return 1
     # Not editable: a normal install is what puts launch/, config/, urdf/ and the ament
     # index marker into share/rbd_control, which the nodes and tests look up.
-    "$venv/bin/python" -m pip install -q "$repo[sim,demo]" || return 1
+    bash "$repo/scripts/install_into.sh" "$venv" -r "$repo/requirements/ros.txt" \
+        -r "$repo/requirements/build.txt" -r "$repo/requirements/test.txt" \
+        -r "$repo/requirements/docs.txt" "$repo[sim,demo]" || return 1
     # shellcheck disable=SC1091
     source "$venv/bin/activate"
     source "$repo/scripts/ros_env.sh" "$venv" || return 1

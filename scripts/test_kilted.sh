@@ -54,7 +54,7 @@ done
 if [ "${KILTED_PREPARED:-0}" != 1 ]; then
     bash "$repo/scripts/make_venv.sh" "$venv" "$python" || exit 1
     echo "test_kilted: installing requirements/kilted.txt"
-    "$venv/bin/python" -m pip install -q -r "$repo/requirements/kilted.txt" \
+    bash "$repo/scripts/install_into.sh" "$venv" -r "$repo/requirements/kilted.txt" \
         pytest pin mujoco example-robot-data || exit 1
     BUILD_REQUIREMENTS="$repo/requirements/kilted-build.txt" \
         bash "$repo/scripts/build_interfaces.sh" "$venv" || exit 1
@@ -64,7 +64,7 @@ fi
 # may be doing at the same time
 if [ "${KILTED_INSTALLED:-0}" != 1 ]; then
     echo "test_kilted: installing rbd_control"
-    "$venv/bin/python" -m pip install -q "$repo[sim]" || exit 1
+    bash "$repo/scripts/install_into.sh" "$venv" "$repo[sim]" || exit 1
 fi
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
