@@ -26,14 +26,15 @@ OPTIMISER_ITERATIONS = 100   # condition-number evaluations (~10 s for a 6-joint
 
 
 class JointStateRecorder:
-    def __init__(self, node, topic="/joint_states"):
+    """Every /joint_states message, through `drained` (ros/drained.py: its owner drains it)."""
+
+    def __init__(self, drained, topic="/joint_states"):
         from sensor_msgs.msg import JointState
-        self.node, self.messages = node, []
-        self.subscription = node.create_subscription(JointState, topic, self.messages.append,
-                                                     10000)
+        self.drained, self.messages = drained, []
+        self.subscription = drained.subscribe(JointState, topic, self.messages.append, 10000)
 
     def close(self):
-        self.node.destroy_subscription(self.subscription)
+        self.drained.unsubscribe(self.subscription)
 
     @property
     def last_time(self):
@@ -81,12 +82,12 @@ class Excitation:
     """Drives one excitation from rbd_bringup's loop: start(), then poll() until it returns
     the path of the written recording."""
 
-    def __init__(self, node, urdf, duration, output: Path, joints=None):
+    def __init__(self, node, drained, urdf, duration, output: Path, joints=None):
         from trajectory_msgs.msg import JointTrajectory
         self.msg, self.length = excitation_msg(urdf, duration, joints)
         self.joints = list(self.msg.joint_names)
         self.output = Path(output)
-        self.recorder = JointStateRecorder(node)
+        self.recorder = JointStateRecorder(drained)
         self.publisher = node.create_publisher(
             JointTrajectory, "/rbd_controller/joint_trajectory", 10)
         self.started = None

@@ -39,22 +39,26 @@ from rbd_control.params.simulator import ENGINES
 # rbd_control.ros.conversions is imported where it is used: it loads the dynamics kernels
 # (numba compiles them on a fresh install's first start, minutes), and --help must not wait.
 
+SPIN_S = 0.05   # the main loop's longest wait for the executor
+
 
 # --- in-process nodes --------------------------------------------------------------
 
 
 class _LoopWatcher:
-    """Counts states and commands so the user sees the loop is closed (a line every 2 s)."""
+    """Counts states and commands so the user sees the loop is closed (a line every 2 s).
+    Drained (ros/drained.py) after each spin of the main loop, at most SPIN_S apart."""
 
-    def __init__(self, node) -> None:
+    def __init__(self, drained) -> None:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
 
         self.states = self.commands = 0
         self.last_state = None
         self._reported_at = time.monotonic()
-        node.create_subscription(JointState, "/joint_states", self._on_state, 10)
-        node.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_command, 10)
+        depth = 1000   # ~1 s of a 1 kHz loop: what a slow moment of this process queues
+        drained.subscribe(JointState, "/joint_states", self._on_state, depth)
+        drained.subscribe(Float64MultiArray, "/effort_controller/commands", self._on_command, depth)
 
     def _on_state(self, msg) -> None:
         self.states += 1
@@ -158,26 +162,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from rbd_control.ros.conversions import joint_trajectory_msg
     from rbd_control.ros.description_publisher import make_description_publisher
+    from rbd_control.ros.drained import DrainedSubscriptions
     from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
     with ros_session("rbd_bringup", args=[]) as (node, executor):
         make_description_publisher(node, config.urdf)
-        watcher = _LoopWatcher(node)
+        drained = DrainedSubscriptions(node)
+        watcher = _LoopWatcher(drained)
         trajectory_pub = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10)
         sent = not args.demo_trajectory
         excitation = None
         if args.excite:
             from rbd_control.bringup.excite import Excitation
-            excitation = Excitation(node, config.urdf, args.excite, args.record, config.joints())
+            excitation = Excitation(node, drained, config.urdf, args.excite, args.record,
+                                    config.joints())
         started = time.monotonic()
         with Bringup(config) as bringup:
             print(f"rbd_bringup: logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
             try:
                 while args.duration is None or time.monotonic() - started < args.duration:
-                    executor.spin_once(timeout_sec=0.05)
+                    executor.spin_once(timeout_sec=SPIN_S)
                     if not node.context.ok():   # Ctrl-C or SIGTERM (run.ros_session)
                         break
+                    drained.drain()
                     bringup.check_alive()
                     # Send only once the controller answers states: before that it would refuse.
                     if not sent and watcher.commands > 100:

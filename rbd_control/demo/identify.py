@@ -183,7 +183,7 @@ class IdentificationPhase:
 
         demo = self.demo
         self._running(phase)
-        recorder = JointStateRecorder(self.node)
+        recorder = JointStateRecorder(demo.drained)
         start = demo.recorder.sim_time
         self._drive(msg, record_s, [(0.0, record_s)], phase)
         recorder.close()

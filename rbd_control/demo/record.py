@@ -31,15 +31,12 @@ class Series:
 class Recorder:
     """Joins the controller's ~/desired and ~/actual topics by stamp (sim time).
 
-    Its subscriptions live on a node of their own that no executor spins; drain() (DemoRun
-    calls it between spins) takes every queued message at once. Through the executor each of
-    the ~3000 messages a second paid rclpy's per-callback wait-set bookkeeping, about half a
-    core of this process in lock step, a core the simulator and the controller then lacked."""
+    Its subscriptions are drained (ros/drained.py): DemoRun takes every queued message at once
+    between spins. Through the executor each of the ~3000 messages a second paid rclpy's
+    per-callback wait-set bookkeeping, about half a core of this process in lock step, a core
+    the simulator and the controller then lacked."""
 
-    _count = 0   # recorder nodes made so far: each one's name is new
-
-    def __init__(self, node, joints: Sequence[str]) -> None:
-        import rclpy
+    def __init__(self, drained, joints: Sequence[str]) -> None:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64
 
@@ -48,33 +45,20 @@ class Recorder:
         self._actual: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.latencies: list[tuple[float, float]] = []  # (sim time of last state, seconds)
         self.sim_time = -1.0
-        Recorder._count += 1
-        self._node = rclpy.create_node(f"{node.get_name()}_recorder_{Recorder._count}",
-                                       context=node.context)
+        self._drained = drained
         depth = 5000  # ride out a slow moment of this process without losing samples
-        self._takers = [
-            (self._node.create_subscription(msg_type, topic, lambda msg: None, depth), msg_type,
-             on_message)
+        self._subscriptions = [
+            drained.subscribe(msg_type, topic, on_message, depth)
             for msg_type, topic, on_message in (
                 (JointState, f"/{CONTROLLER_NODE}/desired", self._on_desired),
                 (JointState, f"/{CONTROLLER_NODE}/actual", self._on_actual),
                 (Float64, f"/{SIMULATOR_NODE}/command_latency", self._on_latency))]
 
-    def drain(self) -> None:
-        """Take the messages queued since the last call."""
-        for subscription, msg_type, on_message in self._takers:
-            while True:
-                with subscription.handle:
-                    taken = subscription.handle.take_message(msg_type, False)
-                if taken is None:
-                    break
-                on_message(taken[0])
-
     def close(self) -> None:
         """Stop recording (the samples stay)."""
-        if self._node is not None:
-            self._node.destroy_node()
-        self._node, self._takers = None, []
+        for subscription in self._subscriptions:
+            self._drained.unsubscribe(subscription)
+        self._subscriptions = []
 
     @staticmethod
     def _key(msg) -> int:

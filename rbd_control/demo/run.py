@@ -9,6 +9,7 @@ from rbd_control.bringup.processes import CONTROLLER_NODE, Bringup
 from rbd_control.bringup.waypoints import GRAVITY_HOLD_S, SETTLE_AFTER_TRAJECTORY_S, demo_waypoints
 from rbd_control.demo.record import Recorder
 from rbd_control.ros.conversions import joint_trajectory_msg
+from rbd_control.ros.drained import DrainedSubscriptions
 
 STARTUP_TIMEOUT_S = 60.0  # wall: numba compiles the dynamics on a cold first start
 # Stall detection: sim time must advance at least this much per this many wall seconds.
@@ -57,7 +58,10 @@ class DemoRun:
 
         self.node, self.executor, self.bringup = node, executor, bringup
         self.joints = list(joints)
-        self.recorder = Recorder(node, joints)
+        # the 1 kHz topics this process watches (the recorder's, an excitation's states):
+        # taken between spins (spin_until), not by the executor
+        self.drained = DrainedSubscriptions(node)
+        self.recorder = Recorder(self.drained, joints)
         self.progress = Progress()
         self.windows: dict[str, tuple[float, float]] = {}
         self._set_parameters = node.create_client(
@@ -72,7 +76,7 @@ class DemoRun:
         deadline = time.monotonic() + timeout
         while not condition():
             self.executor.spin_once(timeout_sec=0.02)
-            self.recorder.drain()
+            self.drained.drain()
             self.bringup.check_alive()
             self.progress.show(phase, self.recorder.sim_time, sim_end)
             if time.monotonic() > deadline:
@@ -96,7 +100,7 @@ class DemoRun:
         at 0 again, and the old subscriptions may still hold the last run's messages."""
         self.recorder.close()
         self.bringup = bringup
-        self.recorder = Recorder(self.node, self.joints)
+        self.recorder = Recorder(self.drained, self.joints)
         self.windows = {}
 
     def send(self, msg) -> None:
