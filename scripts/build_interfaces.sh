@@ -60,7 +60,9 @@ echo "build_interfaces: control_msgs is missing; building interfaces/control_msg
 bash "$repo/scripts/install_into.sh" "$venv" -r "${BUILD_REQUIREMENTS:-$repo/requirements/build.txt}"
 
 # Repoint the wheels' exported include paths to this interpreter (idempotent: once rewritten,
-# the pattern no longer matches).
+# the pattern no longer matches). Each changed file is replaced, not written in place: an
+# installer may have hard-linked it to its cache (uv does unless told to copy), and an edit
+# in place would change every later venv's copy to this one's paths.
 "$python" - "$venv" <<'EOF'
 import pathlib, re, sys, sysconfig
 import numpy
@@ -79,7 +81,9 @@ for path in (venv / "share").glob("*/cmake/*.cmake"):
     for pattern, replacement in rules:
         new = pattern.sub(lambda _m, r=replacement: r, new)
     if new != text:
-        path.write_text(new)
+        fresh = path.with_name(path.name + ".rbd_tmp")
+        fresh.write_text(new)
+        fresh.replace(path)
         changed += 1
 print(f"build_interfaces: repointed {changed} CMake export files to {python_include}")
 EOF
