@@ -88,8 +88,11 @@ def spin_node(program, make_node, args=None, on_created=None):
     if interrupt.seen:      # it came before rclpy.init installed rclpy's handler
         rclpy.try_shutdown()
     loop = getattr(node, 'state_loop', None)      # an intake.StateLoop
+    clock = getattr(node, 'clock_loop', None)     # another, on sim time (intake.clock_loop)
     if loop is not None and kind == 'state_thread':
         loop.start()
+        if clock is not None:
+            clock.start()
     elif loop is not None and kind == 'events':
         loop.without_info()
     with _cleanup(node, kind, interrupt) as executor:

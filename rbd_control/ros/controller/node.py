@@ -70,6 +70,7 @@ from rbd_control.ros.controller.contact import ContactTopics, contact_config
 from rbd_control.ros.controller.corrections import ModelCorrections
 from rbd_control.ros.controller.diagnostics import DiagnosticsPublisher
 from rbd_control.ros.controller.guarded_inputs import GuardedInputs
+from rbd_control.ros.controller.intake import clock_loop
 from rbd_control.ros.controller.parameter_callbacks import PARAMETER_SOURCE, ParameterCallbacks
 from rbd_control.ros.controller.state_path import StatePath
 from rbd_control.ros.controller.tuning import TuningPublisher
@@ -126,6 +127,7 @@ class ControllerNode(Node):
         # joint_states -> command_topic; its StateLoop is started by run.spin_node
         self._states = StatePath(self, self._value('command_topic'))
         self.state_loop = self._states.loop
+        self.clock_loop = clock_loop(self, self._clock_loop_failed)   # on sim time
         self._inputs.start_keepalive()   # its watchdog publishes through the state path
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -256,8 +258,13 @@ class ControllerNode(Node):
                                   f'safe action {self._value("safe_action")!r}')
                 self._states.publish(command)
 
+    def _clock_loop_failed(self, error):
+        self._states.error('clock_loop', f'/clock loop: {type(error).__name__}: {error}')
+
     def destroy_node(self):
         self.state_loop.stop()
+        if self.clock_loop is not None:
+            self.clock_loop.stop()
         self._inputs.close()
         if self._action is not None:
             self._action.close()
