@@ -9,11 +9,11 @@
 #           tests that start nodes, Jazzy's other test/ros node tests
 #   then:   the tests marked wall_clock (setup.cfg: plants in real time, command gaps, reply
 #           deadlines, shutdown times), Jazzy's then Kilted's
-#   beside: the tests that start no node, at the lowest priority (nice 19), beside the
-#           wall-clock tests but test_hostile_node.py's (huge messages and descriptions: it
-#           runs first, alone; with them beside it, 2 of 4 runs failed): they use the core
-#           the wall-clock tests leave (those use ~1.1 of 2 cores), and yield the CPU to any
-#           process that wants it
+#   beside: the tests that start no node (test/sim's plant tests too), at the lowest
+#           priority (nice 19), beside the wall-clock tests but test_hostile_node.py's (huge
+#           messages and descriptions: it runs first, alone; with them beside it, 2 of 4
+#           runs failed): they use the core the wall-clock tests leave (those use ~1.1 of
+#           2 cores), and yield the CPU to any process that wants it
 # The node tests in the lanes wait on their nodes (with generous timeouts) and measure no time.
 # Each lane has its own part of the ROS domain range (RBD_TEST_DOMAINS, test/ros/conftest.py),
 # so that two tests running at once never share a domain.
@@ -41,6 +41,12 @@ status=0
 no_node=(test --ignore=test/ros --ignore=test/sim)
 starts_nodes=(test/identification/test_bringup_excite.py test/identification/test_node_corrections.py)
 for file in "${starts_nodes[@]}"; do no_node+=(--ignore="$file"); done
+# test/sim's plant tests start no node: they join that tier (a new test/sim file runs in lane 1)
+sim_no_node=(test/sim/test_any_robot_holds.py test/sim/test_dart_plant.py
+             test/sim/test_mujoco_model.py test/sim/test_plant_mutations.py
+             test/sim/test_simulator.py)
+sim_nodes=(test/sim --ignore "$demo_test")
+for file in "${sim_no_node[@]}"; do sim_nodes+=(--ignore "$file"); done
 
 stamp "lane 2 starts (its log follows lane 1's): $demo_test, then node tests"
 lane2_log="$(mktemp)"
@@ -58,7 +64,7 @@ lane2=$!
 
 export RBD_TEST_DOMAINS=167-232
 stamp "lane 1: Jazzy's test/sim node tests but the wall-clock ones"
-"${pytest_q[@]}" test/sim --ignore "$demo_test" -m "not wall_clock" "$@" || status=1
+"${pytest_q[@]}" "${sim_nodes[@]}" -m "not wall_clock" "$@" || status=1
 kilted_ready=0
 if [ "$kilted" != 0 ]; then
     wait "$kilted_prepare" && kilted_ready=1
@@ -88,7 +94,13 @@ stamp "wall clock: Jazzy's $hostile, alone"
 "${pytest_q[@]}" "$hostile" -m wall_clock "$@" || status=1
 stamp "wall clock: Jazzy's other wall-clock tests; beside them the tests that start no node, at nice 19"
 no_node_log="$(mktemp)"
-RBD_TEST_DOMAINS=167-232 nice -n 19 "${pytest_q[@]}" "${no_node[@]}" "$@" >"$no_node_log" 2>&1 &
+(
+    export RBD_TEST_DOMAINS=167-232
+    tier_status=0
+    nice -n 19 "${pytest_q[@]}" "${no_node[@]}" "$@" || tier_status=1
+    nice -n 19 "${pytest_q[@]}" "${sim_no_node[@]}" "$@" || tier_status=1
+    exit $tier_status
+) >"$no_node_log" 2>&1 &
 no_node_run=$!
 "${pytest_q[@]}" test/ros test/sim --ignore "$demo_test" --ignore "$hostile" -m wall_clock "$@" \
     || status=1

@@ -16,8 +16,9 @@ python="${PYTHON:-python3.11}"
 # The tests that touch rclpy through the nodes; everything below ros/ imports no rclpy and
 # runs the same on both distributions (test/test_layout.py enforces that). The action server
 # is test_follow_joint_trajectory (control_msgs built below); the node without control_msgs,
-# the 1 kHz throughput test (a measurement, not an API) and the in-the-loop hold and tracking
-# (the same arithmetic on either rclpy; the action tests close the loop on Kilted) stay
+# the 1 kHz throughput test (a measurement, not an API) and the in-the-loop hold, tracking,
+# watchdog and simulator restart (the same arithmetic on either rclpy; the action tests close
+# the loop on Kilted, and its stale-states case below runs the watchdog's steady timer) stay
 # Jazzy-only, for time. So do the test_controller_node.py cases that reach no rclpy surface
 # its other cases do not (each starts a node, ~5 s): of the refused parameter values one
 # number and one read-only descriptor are kept, the other five refusals are the core's
@@ -47,7 +48,9 @@ for deselected in \
     "$controller_node::test_a_robot_with_other_joints_is_adopted_when_joints_is_not_set" \
     "$controller_node::test_a_robot_without_the_configured_joints_is_refused" \
     test/sim/test_in_the_loop.py::test_gravity_compensation_holds_the_arm_for_5_s_of_sim_time \
-    test/sim/test_in_the_loop.py::test_computed_torque_tracks_a_trajectory_through_the_workspace; do
+    test/sim/test_in_the_loop.py::test_computed_torque_tracks_a_trajectory_through_the_workspace \
+    test/sim/test_in_the_loop.py::test_watchdog_engages_when_the_simulator_stops \
+    test/sim/test_in_the_loop.py::test_controller_recovers_when_the_simulator_restarts; do
     KILTED_TESTS+=(--deselect "$deselected")
 done
 
