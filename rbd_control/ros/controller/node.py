@@ -262,9 +262,9 @@ class ControllerNode(Node):
         self._states.error('clock_loop', f'/clock loop: {type(error).__name__}: {error}')
 
     def destroy_node(self):
-        self.state_loop.stop()
-        if self.clock_loop is not None:
+        if self.clock_loop is not None:   # first: nothing else waits on it
             self.clock_loop.stop()
+        self.state_loop.stop()
         self._inputs.close()
         if self._action is not None:
             self._action.close()
