@@ -315,7 +315,9 @@ def test_a_new_robot_description_is_picked_up_by_both_nodes(ros_node, spawn_node
     # accelerate (a UR5 plant would, at several rad/s^2).
     ros_node.wait_for(lambda: sim.log().count("model from topic") == 2, 30.0,
                       "the simulator to swap to the UR10")
-    switched_at = stamp_of(states[-1])
+    # the newest state seen may be a few steps older than the swap (collected between spins,
+    # a lock step of 1-1.5 kHz): from 0.1 s of sim time later, only the UR10 plant counts
+    switched_at = stamp_of(states[-1]) + 0.1
     ros_node.wait_for(
         lambda: stamp_of(states[-1]) >= switched_at + 1.0, 60.0, "1 s of sim time on the UR10"
     )

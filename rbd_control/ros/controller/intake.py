@@ -169,8 +169,10 @@ def clock_loop(node, on_error):
     A lockstep simulator publishes /clock with every state. Through the executor each one woke
     the node's main thread, which rebuilt its wait set from every entity of the node and made
     a timeout timer: 45 % of a core in rbd_controller, beside the state loop's 33 %, under
-    the same GIL. rclpy's TimeSource (node._time_source) made the subscription and keeps the
-    one made here as its own: turning use_sim_time off destroys it, and the loop then ends.
+    the same GIL (rclcpp's TimeSource too runs /clock on a thread of its own by default:
+    NodeOptions::use_clock_thread). rclpy's TimeSource (node._time_source) made the
+    subscription and keeps the one made here as its own: turning use_sim_time off destroys
+    it, and the loop then ends.
     """
     from rosgraph_msgs.msg import Clock
     source = getattr(node, '_time_source', None)
