@@ -15,12 +15,11 @@ venv="${1:?usage: install_into.sh VENV [pip install arguments]}"
 shift
 python="$venv/bin/python"
 
-pip_setting() {   # the value pip is configured with for KEY (environment or files), or nothing
-    "$python" -m pip config list 2>/dev/null \
-        | sed -n "s/^[^.]*\.$1='\(.*\)'$/\1/p" | tail -n 1
-}
-
 if "$python" -m uv --version >/dev/null 2>&1; then
+    pip_config="$("$python" -m pip config list 2>/dev/null)"   # environment and files
+    pip_setting() {   # the value pip is configured with for KEY, or nothing
+        sed -n "s/^[^.]*\.$1='\(.*\)'$/\1/p" <<<"$pip_config" | tail -n 1
+    }
     index="$(pip_setting index-url)"
     extra="$(pip_setting extra-index-url)"
     cert="$(pip_setting cert)"

@@ -21,28 +21,36 @@ class DrainedSubscriptions:
         DrainedSubscriptions._count += 1
         self._node = rclpy.create_node(f"{node.get_name()}_drained_{DrainedSubscriptions._count}",
                                        context=node.context)
-        self._takers = []   # (subscription, message type, callback)
+        self._takers = []   # (subscription, message type, callback, with its MessageInfo)
 
-    def subscribe(self, msg_type, topic: str, on_message, qos):
-        """A subscription whose messages go to on_message(msg) when drain() runs."""
+    def subscribe(self, msg_type, topic: str, on_message, qos, *, with_info=False):
+        """A subscription whose messages go to on_message(msg) when drain() runs;
+        on_message(msg, info) with_info (rclpy's MessageInfo: source_timestamp, ...)."""
         subscription = self._node.create_subscription(msg_type, topic, lambda msg: None, qos)
-        self._takers.append((subscription, msg_type, on_message))
+        self._takers.append((subscription, msg_type, on_message, with_info))
         return subscription
 
     def unsubscribe(self, subscription) -> None:
         self._takers = [taker for taker in self._takers if taker[0] is not subscription]
         self._node.destroy_subscription(subscription)
 
+    def unsubscribe_all(self) -> None:
+        for subscription, *_ in list(self._takers):
+            self.unsubscribe(subscription)
+
     def drain(self) -> None:
         """Take every message queued since the last call, in order per subscription."""
-        for subscription, msg_type, on_message in self._takers:
+        for subscription, msg_type, on_message, with_info in self._takers:
             handle = subscription.handle
             while True:
                 with handle:
                     taken = handle.take_message(msg_type, False)
                 if taken is None:
                     break
-                on_message(taken[0])
+                if with_info:
+                    on_message(*taken)
+                else:
+                    on_message(taken[0])
 
     def close(self) -> None:
         self._node.destroy_node()

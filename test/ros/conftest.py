@@ -89,7 +89,6 @@ class ProbeNode:
         # collect()'s subscriptions are drained after every spin (ros/drained.py): through
         # the executor, watching a lockstep loop took ~0.4 of a core from the nodes under test
         self._collector = DrainedSubscriptions(self.node)
-        self._collected = []     # collect()'s subscriptions
 
     def spin_for(self, seconds):
         end = time.monotonic() + seconds
@@ -113,15 +112,13 @@ class ProbeNode:
         node spins: every ~10 ms at the latest). A depth given as a number is raised to
         1000, what a 1 kHz topic queues between two spins with room to spare."""
         received = []
-        self._collected.append(self._collector.subscribe(
-            msg_type, topic, received.append, max(qos, 1000) if isinstance(qos, int) else qos))
+        self._collector.subscribe(msg_type, topic, received.append,
+                                  max(qos, 1000) if isinstance(qos, int) else qos)
         return received
 
     def stop_collecting(self):
         """Unsubscribe every collect(); the lists keep what they have."""
-        for subscription in self._collected:
-            self._collector.unsubscribe(subscription)
-        self._collected = []
+        self._collector.unsubscribe_all()
 
     def wait_for_subscribers(self, publisher, count=1, timeout=10.0):
         self.wait_for(lambda: publisher.get_subscription_count() >= count, timeout,

@@ -60,26 +60,22 @@ def test_description_strings_are_read_from_their_serialized_form_as_rclpy_reads_
 
 
 class CommandLog:
-    """Every command with its source timestamp, taken straight from the subscription queue
-    of a node no executor spins (so nothing else takes them)."""
+    """Every command with its source timestamp, drained from its subscription's queue by
+    drain() (ros/drained.py: a node no executor spins, so nothing else takes them)."""
 
     def __init__(self, ros_node):
-        import rclpy
-        self.node = rclpy.create_node(f'{ros_node.node.get_name()}_commands',
-                                      context=ros_node.context)
-        self.sub = self.node.create_subscription(Float64MultiArray, COMMANDS,
-                                                 lambda msg: None, DEEP)
+        from rbd_control.ros.drained import DrainedSubscriptions
+        self._drained = DrainedSubscriptions(ros_node.node)
+        self._drained.subscribe(Float64MultiArray, COMMANDS, self._on_command, DEEP,
+                                with_info=True)
         self.times, self.efforts = [], []
 
     def drain(self):
-        while True:
-            with self.sub.handle:
-                taken = self.sub.handle.take_message(Float64MultiArray, False)
-            if taken is None:
-                return
-            msg, info = taken
-            self.times.append(info['source_timestamp'] * 1e-9)
-            self.efforts.append(np.array(msg.data))
+        self._drained.drain()
+
+    def _on_command(self, msg, info):
+        self.times.append(info['source_timestamp'] * 1e-9)
+        self.efforts.append(np.array(msg.data))
 
     def longest_gap(self, since=0.0):
         """(seconds, when it began: wall time) of the longest gap between commands."""
