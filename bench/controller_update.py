@@ -4,9 +4,9 @@
     python bench/controller_update.py --profile    # plus cProfile of feedforward_pd
     python bench/controller_update.py --profile-contact   # cProfile with contact awareness on
 
-The input is what rbd_controller's state path passes (ros/state_path.py): the joint names as
-the message's one list object, reused state after state, listed in a shuffled order, and q, qd
-as float64 arrays. The controller tracks a moving trajectory in the tracking modes, so the
+The input is what rbd_controller's state path passes (ros/controller/state_path.py): the
+joint names as the message's one list object, reused state after state, listed in a shuffled
+order, and q, qd as float64 arrays. The controller tracks a moving trajectory in the tracking modes, so the
 whole path (plan sample, law, clamp, integral) runs. Times are this thread's CPU time
 (time.thread_time); the best of several runs is the figure to read on a shared machine.
 The "+contact" column runs the same mode with contact awareness on (ControllerConfig.contact:

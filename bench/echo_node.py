@@ -3,7 +3,8 @@
 It subscribes to joint_states with rbd_controller's QoS and publishes each state's positions
 as a std_msgs/Float64MultiArray on /effort_controller/commands: one message in, one out, no
 computation, rclpy's default executor (or `--executor state_thread`: the states taken by
-rbd_controller's StateLoop, ros/intake.py). Whatever latency and CPU it shows is rclpy + Fast DDS.
+rbd_controller's StateLoop, ros/controller/intake.py). Whatever latency and CPU it shows is
+rclpy + Fast DDS.
 
     python bench/echo_node.py [--executor single_threaded|state_thread|events]
 """

@@ -1,4 +1,4 @@
-"""rbd_controller: --help, or the compile notice, then the node (ros/controller_node.py)."""
+"""rbd_controller: --help, or the compile notice, then the node (ros/controller/node.py)."""
 from rbd_control.cli import announce_compile, answered_help
 
 

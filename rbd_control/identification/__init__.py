@@ -14,8 +14,9 @@ with pi = Model.inertial_parameters() (10 per body) and phi the joint friction (
          .friction_yaml)
     Friction(joint_names, viscous, coulomb, epsilon); with_payload(model, link, mass, com, inertia)
 
-Modules: parameters (pi, pseudo-inertia, log-Cholesky, payloads), regressor, friction, base,
-excitation, filtering, fit, result, cli (the rbd_identify command).
+Modules: base, excitation, filtering, fit, recording, result, cli (the rbd_identify command);
+what the dynamics core keeps: inertial_parameters (pi, pseudo-inertia, log-Cholesky, payloads),
+regressor, friction (rbd_control/dynamics/).
 """
 from rbd_control.dynamics.friction import Friction
 from rbd_control.dynamics.inertial_parameters import with_payload

@@ -10,9 +10,10 @@
    out when friction is fitted (Coulomb friction is least like tanh near zero speed).
 3. A thin QR of the weighted A leaves a p x p problem, ||R x - c||, with p = 12 per joint.
 4. Physical consistency (Rucker & Wensing 2022): every body's pi is the log-Cholesky image of
-   an unconstrained theta (parameters.py), phi >= 0 by bounds, and scipy.optimize.least_squares
-   minimises ||R x(theta, phi) - c||^2 plus a small pull towards the prior model, which decides
-   the directions the data cannot see (the non-base parameters) and nothing else.
+   an unconstrained theta (dynamics/inertial_parameters.py), phi >= 0 by bounds, and
+   scipy.optimize.least_squares minimises ||R x(theta, phi) - c||^2 plus a small pull towards
+   the prior model, which decides the directions the data cannot see (the non-base parameters)
+   and nothing else.
 
 With payload_link, the arm's pi is kept and only the payload (10 parameters in the link's frame,
 log-Cholesky too) and the friction are fitted, to tau - Y pi_arm.

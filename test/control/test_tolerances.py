@@ -1,4 +1,5 @@
-"""Path and goal tolerances with joint_trajectory_controller's rules (control/tolerances.py)."""
+"""Path and goal tolerances with joint_trajectory_controller's rules
+(control/trajectory/tolerances.py)."""
 from __future__ import annotations
 
 import numpy as np
