@@ -30,8 +30,8 @@ myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # signatures stay readable; the docstrings say the types
-# members a class takes from a mixin (Controller from goals.py) are its own; not those of Python's
-# base classes (exceptions, tuples)
+# members a class inherits from a class of ours are its own; not those of Python's base classes
+# (exceptions, tuples)
 autodoc_default_options = {"members": True, "inherited-members": "BaseException,Exception,ValueError,tuple,object"}
 
 html_theme = "sphinx_rtd_theme"

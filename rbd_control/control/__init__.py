@@ -53,25 +53,25 @@ is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryEr
 (InvalidJointsError, OldTrajectoryError).
 controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
 
-Modules: controller (ties them together: the per-state sequence, modes, goals, safe actions),
-config (ControllerConfig, Command, ModelPlan), model_plan (what the controller needs of one
-model), gain_table (where each joint's gains come from), model_corrections (friction,
-payload), trajectory (the blend and the plan, JTC semantics), trajectory_validation (JTC's rules
-for accepting a trajectory), polynomials (the segments and their sampling), tolerances (JTC's
-path / goal tolerances), path_limits (the interpolated path vs the limits), laws (the control
-laws), gains (defaults from the model), safety (state validation, watchdog, effort limits, safe
-commands), bounds (every plausibility bound), errors, throttle, parameters + parameter_table
-(the node's parameters, defined once), model_source, joint_map, angles, age_guard (late
-states), safety/oscillation (an unstable loop noticed: soften, then hold), health (loop
-statistics for diagnostics), cartesian (the impedance law),
-cartesian_mode (its targets checked) and pose (quaternions, pose targets).
+Modules: controller (the face: one class composing the parts below and applying their
+decisions), config (ControllerConfig, Command, ModelPlan, CheckedGoal), errors, angles, flags,
+throttle; trajectory/ (message, validation: JTC's rules; polynomials, plan: the blend and the
+plan; tolerances, path_limits), laws/ (joint: the control laws; gains: defaults from the model;
+gain_table, inertia_schedule, integral; cartesian, cartesian_mode, pose: Cartesian impedance),
+safety/ (checks: state mapping, watchdog, effort limit, safe commands; supervisor: the loop's
+watchers and their decisions; age_guard, oscillation, health), model/ (source: the model's
+lifecycle; prepass; plan: what the controller needs of one model, friction and payload),
+contact/ (observer, wrench, detection, monitor, config). The parameter tables and every
+plausibility bound live in rbd_control/params/.
 """
-from rbd_control.control.controller import MODES, Command, Controller, ControllerConfig, ModelPlan
+from rbd_control.control.config import Command, ControllerConfig, ModelPlan
+from rbd_control.control.controller import Controller
 from rbd_control.control.errors import (ConfigError, ControlError, GainError, MissingJointsError,
                                         StateError, TrajectoryError)
 from rbd_control.control.model.source import ModelRefused, ModelSource
 from rbd_control.control.trajectory.message import JointTrajectory, TrajectoryPoint
 from rbd_control.dynamics.joint_map import JointMap
+from rbd_control.params.controller import MODES
 
 __all__ = [
     "MODES",

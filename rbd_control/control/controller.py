@@ -10,6 +10,17 @@
 
 Times are seconds on one clock (the node's, sim time or wall time). Vectors in a Command are
 in command order (`controller.joint_names`). No rclpy here.
+
+The Controller is the face of the core: one class that owns the motion (the trajectory plan,
+the integral term, the last accepted state) and composes the parts that decide about it, each
+in its own module and none able to call back into this one (test_layout.py):
+    safety/supervisor.py   LoopSupervisor: watchdog, safe action in force, age guard,
+                           oscillation -> trip, feedback scale, hold
+    contact/monitor.py     ContactMonitor.decide: the observer, the detector and the reaction
+                           in force; check_no_collision refuses goals while one is latched
+    trajectory/            check_goal (JTC's rules), check_follows_trajectories, the plan
+    laws/                  the control laws, the gains, the Cartesian impedance and its targets
+    model/plan.py          what the controller needs of one model (prepare_model)
 """
 from __future__ import annotations
 
@@ -19,52 +30,54 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from rbd_control.dynamics import RbdError
+from rbd_control.dynamics import RbdError, operational_space_inertia
 
 from rbd_control.control.config import CheckedGoal, Command, ControllerConfig, ModelPlan
-from rbd_control.control.contact.monitor import FLOAT, REFLEX
-from rbd_control.control.contact.reactions import ContactReactions
-from rbd_control.control.errors import MissingJointsError
-from rbd_control.control.goals import GoalInputs
+from rbd_control.control.contact.monitor import (FLOAT, REFLEX, ContactMonitor, check_no_collision,
+                                                 contact_monitor, wrench_link)
+from rbd_control.control.errors import ConfigError, MissingJointsError, StateError, TrajectoryError
 from rbd_control.control.laws import joint as laws
+from rbd_control.control.laws.cartesian_mode import (check_takes_cartesian_goals, checked_pose,
+                                                     checked_wrench)
 from rbd_control.control.laws.gain_table import GainTable, in_model_order
 from rbd_control.control.laws.gains import GainValue, Gains
 from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
                                             plan_model)
-from rbd_control.control.safety.age_guard import AgeGuard
-from rbd_control.control.safety.answers import SafeActions
-from rbd_control.control.safety.checks import (ConfigError, EffortLimiter, StateError, StateMapper,
-                                               Watchdog)
-from rbd_control.control.safety.oscillation import OscillationDetector
+from rbd_control.control.safety.checks import EffortLimiter, StateMapper, safe_command
+from rbd_control.control.safety.oscillation import HOLD
+from rbd_control.control.safety.supervisor import LoopSupervisor
 from rbd_control.control.throttle import ThrottledWarnings
+from rbd_control.control.trajectory.message import JointTrajectory
 from rbd_control.control.trajectory.plan import TrajectoryPlan
+from rbd_control.control.trajectory.validation import check_follows_trajectories, check_goal
 from rbd_control.params.bounds import finite
 from rbd_control.params.controller import MODES, TRACKING_MODES
 
-__all__ = ["MODES", "ControllerConfig", "Command", "Controller", "ModelPlan", "CheckedGoal"]
+__all__ = ["Controller"]
 
 
-class Controller(GoalInputs, SafeActions, ContactReactions):
-    """Model-based joint torque controller for one robot model. Not thread-safe."""
+class Controller:
+    """Model-based joint torque controller for one robot model. Not thread-safe.
+
+    Its parts are composed members, each with its own file: the loop's supervisor
+    (safety/supervisor.py: watchdog, safe action, age guard, oscillation), the contact monitor
+    (contact/monitor.py), the trajectory plan (trajectory/plan.py) and the laws (laws/). They
+    return decisions; this class applies them, since it owns the plan and the integral term."""
 
     def __init__(self, model, config: Optional[ControllerConfig] = None):
         self.config = config if config is not None else ControllerConfig()
         self.config.check()
         self.mode = self.config.mode
-        self._watchdog = Watchdog(self.config.state_timeout)
-        self.age_guard = AgeGuard(self.config.max_state_age,
-                                  expected_period=self.config.expected_state_period)
+        self._supervisor = LoopSupervisor(self.config)
         self._last_state = None          # (names, q, qd) as received, for set_model
         self._q = None                   # last valid state, model order
         self._qd = None
         self._last_update = None
-        self._tripped = None             # safe action in force, or None
         self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
         self._gain_table = GainTable()   # what set_gains gave, kept across models
-        self.oscillation = None          # the detector of this model's joints (set_model)
         self.abort_reason = ""           # why the controller last dropped a trajectory itself
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
         self.warnings = ThrottledWarnings()
@@ -94,6 +107,33 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         """|tau| bound per joint in command order (URDF <limit effort> or the override)."""
         return self._plan_model.effort_limit
 
+    @property
+    def age_guard(self):
+        """The late-state guard (safety/age_guard.py)."""
+        return self._supervisor.age_guard
+
+    @property
+    def oscillation(self):
+        """The oscillation detector of this model's joints (safety/oscillation.py)."""
+        return self._supervisor.oscillation
+
+    @property
+    def feedback_scale(self) -> float:
+        """Bandwidth scale of the feedback: the age guard's times the oscillation answer's."""
+        return self._supervisor.feedback_scale
+
+    @property
+    def contact(self) -> Optional[ContactMonitor]:
+        """The observer, wrench estimate and detector (None unless config.contact is set):
+        .tau_ext (command order), .wrench ([fx..tz] at .wrench_estimator.link, world axes),
+        .detector (flags), .collided, .reason."""
+        return self._contact
+
+    @property
+    def cartesian_state(self):
+        """The last cartesian_impedance step (pose, target, error, wrench), or None."""
+        return None if self._cartesian is None else self._cartesian.last
+
     def prepare_model(self, model) -> ModelPlan:
         """Check a model against the config and build what the controller needs of it.
         Pure: the controller is unchanged. Raises ConfigError with the reason."""
@@ -120,7 +160,7 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
                                    warnings=self.warnings)
         self._set_gain_arrays(gains)
-        self.oscillation = OscillationDetector(self._joint_names, self.config.oscillation)
+        self._supervisor.watch_joints(self._joint_names)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian = plan.cartesian
         if self.mode == "cartesian_impedance" and plan.cartesian is None:
@@ -128,7 +168,8 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
             self.mode = "gravity_compensation"
             self.warnings.warn("cartesian_lost", "the new model has no ee_link: mode "
                                "cartesian_impedance left for gravity_compensation")
-        self._contact = self._contact_monitor(plan)
+        self._contact = contact_monitor(self.config.contact, self.config.ee_link, plan,
+                                        self.config.state_timeout)
         self._remap_last_state()
 
     def set_friction(self, friction: Optional[dict], epsilon: Optional[float] = None):
@@ -211,12 +252,12 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
             return self._safe_for_missing(exc)
         self._check_time_order(now)
         self._prepare_plan(now, q_m)
-        if age is not None and self.age_guard.observe(age, now):
+        if self._supervisor.late(age, now):
             self._hold_measured(now, q_m)   # late states cannot track a trajectory
         contact = self._contact
         try:
-            reaction = None if contact is None else self._observe_contact(now, names, q_m, qd_m,
-                                                                          effort)
+            reaction = None if contact is None else self._contact_reaction(now, names, q_m,
+                                                                           qd_m, effort)
             if reaction == FLOAT:
                 command = self._float(q_m, qd_m)
             elif reaction == REFLEX:
@@ -238,6 +279,160 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         self._watch_oscillation(now, command, q_m)
         return command
 
+    # --- goals: trajectories (JTC's) and Cartesian targets ----------------------------
+
+    def set_trajectory(self, trajectory: JointTrajectory, now: float):
+        """Start (or replace) a trajectory; raise TrajectoryError with the reason if rejected.
+        Equivalent to install_trajectory(check_trajectory(trajectory, now), now)."""
+        self._check_can_follow(now)  # the cheap refusals before the per-point work
+        self.install_trajectory(self.check_trajectory(trajectory, now), now)
+
+    def check_trajectory(self, trajectory: JointTrajectory, received: float) -> CheckedGoal:
+        """The per-point work of set_trajectory: validation and the segments between points;
+        `received` (the arrival time) is the "now" of start_time 0. Reads only the model and
+        configuration, never the control state, so a node may run it on another thread while
+        the control loop keeps answering states (and feeding the watchdog), then hand the
+        result to install_trajectory on the control thread."""
+        # the limits are the URDF's, payload or not
+        return check_goal(trajectory, self._bare_model, self._map, self.config, received)
+
+    def install_trajectory(self, goal: CheckedGoal, now: float):
+        """Blend a checked trajectory in from the current desired state: O(joints)."""
+        if goal.model is not self._bare_model or goal.joint_names != self._joint_names:
+            raise TrajectoryError("the robot model changed while the trajectory was checked")
+        self._check_can_follow(now)
+        self.abort_reason = ""      # a new goal: nothing of it has been aborted yet
+        if self._plan.empty:
+            self._plan.hold(self._map.take(self._q), now)
+        self._plan.blend_in(goal.checked, now, continuous=self._map.take(self._continuous))
+
+    def set_pose_target(self, position, quaternion_xyzw, now: float):
+        """Move the end effector to a pose (base frame) along a minimum-jerk path from the
+        current target (pose.py); TrajectoryError with the reason if rejected."""
+        self._check_cartesian_goal(now)
+        self._cartesian.set_pose_target(*checked_pose(position, quaternion_xyzw), now)
+
+    def set_wrench_target(self, wrench, now: float):
+        """Feedforward wrench [fx, fy, fz, tx, ty, tz] (base axes, at the end-effector
+        origin), ramped in; TrajectoryError with the reason if rejected."""
+        self._check_cartesian_goal(now)
+        self._cartesian.set_wrench_target(checked_wrench(wrench), now)
+
+    def cartesian_stiffness(self, q):
+        """The 6 x 6 task stiffness cartesian_impedance applies at q (model order; [omega; v]
+        rows and columns, world axes): cartesian_stiffness with the task-space modes faster
+        than the loop's design bandwidth softened to it (laws/cartesian.py)."""
+        if self._cartesian is None:
+            raise TrajectoryError("no cartesian_impedance law: ee_link is not set")
+        Lambda = operational_space_inertia(self.model, q, self._cartesian.ee_link).Lambda
+        return self._cartesian.task_gains(Lambda, self.feedback_scale)[0]
+
+    def _check_can_follow(self, now):
+        check_no_collision(self._contact)
+        check_follows_trajectories(self.mode)
+        self._supervisor.check_fresh(now, self._q is not None)
+
+    def _check_cartesian_goal(self, now):
+        check_no_collision(self._contact)
+        check_takes_cartesian_goals(self.mode)
+        self._supervisor.check_fresh(now, self._q is not None and self._cartesian.active,
+                                     " in cartesian_impedance")
+
+    # --- contact: the reaction in force, the settings, a reset ------------------------
+
+    def reset_collision(self, now: float):
+        """Clear a latched collision (libfranka's automaticErrorRecovery) and hold the measured
+        pose. ContactResetError while the residual still shows contact; ConfigError when
+        contact awareness is off."""
+        if self._contact is None:
+            raise ConfigError("contact awareness is off (ControllerConfig.contact is None)")
+        self._contact.reset()
+        self.abort_reason = ""
+        if self._q is not None:
+            self._hold_measured(now)
+
+    def set_contact(self, config):
+        """Change the contact settings (a ContactConfig; None: off) from the next state on.
+        With the same wrench link, r, the flags and a latched collision are kept; otherwise
+        the observer starts afresh. Raises ConfigError (ContactConfigError) with the reason."""
+        if config is not None:
+            config.check()
+        old, new = self._contact, replace(self.config, contact=config)
+        link = (None if config is None
+                else wrench_link(config, new.ee_link, self.model.link_names))
+        self.config = new                          # nothing changed if that raised
+        if old is not None and config is not None and link == old.wrench_estimator.link:
+            old.reconfigure(config)
+            return
+        self._contact = contact_monitor(config, new.ee_link, self._plan_model,
+                                        new.state_timeout)
+        if self._contact is not None and self.model is not self._plan_model.model:
+            self._contact.set_model(self.model)   # the payload carried
+
+    def _contact_reaction(self, now, names, q, qd, effort):
+        """The observer and detector on this state (contact/monitor.py); the reaction in force
+        (FLOAT, REFLEX or None). A collision that latches now aborts the motion and holds."""
+        contact = self._contact
+        measured = (self._mapper.map_effort(names, effort)
+                    if contact.config.use_measured_effort else None)
+        decision = contact.decide(now, q, qd, measured, self._plan_model.friction)
+        if decision.latched:
+            self.abort_reason = contact.reason     # the collision that latched
+        if decision.hold:
+            self._hold_measured(now, q)            # aborts the trajectory (a new generation)
+            if self.mode == "cartesian_impedance":
+                self._cartesian.activate(self.model, q, now)   # hold the pose reached
+        return decision.override
+
+    # --- safe actions: stale states, missing joints, an oscillating loop --------------
+
+    def check_watchdog(self, now: float) -> Optional[Command]:
+        """None while states are fresh; otherwise the safe command (and the trajectory is
+        aborted). 'hold' commands the gravity torque of the last measured pose (no feedback:
+        there is no fresh state to feed back); 'zero' commands zero effort."""
+        if not self._supervisor.stale(now):
+            return None
+        if self._supervisor.trip(self.config.safe_action):
+            self._abort_for_safe_action()
+        return safe_command(self._supervisor.tripped, self.model, self._q, self._map,
+                            self._limiter)
+
+    def _abort_for_safe_action(self):
+        """A safe action came into force: abort the trajectory and reset the integral."""
+        self._integral.reset()
+        if self._q is not None and self._supervisor.tripped == "hold":
+            self._plan.hold(self._map.take(self._q))
+        else:
+            self._plan = TrajectoryPlan(len(self._joint_names))
+
+    def _safe_for_missing(self, exc: MissingJointsError) -> Command:
+        """A state lacks commanded joints (e.g. a robot whose joint was renamed): take the
+        configured safe action now, at the best-known pose: the measured joints from this
+        state, the missing ones from the last valid state (or fixed_positions / zero)."""
+        q, qd = exc.q, exc.qd
+        if self._q is not None:
+            q[exc.missing] = self._q[exc.missing]
+        self._q, self._qd = q, qd
+        if self._supervisor.trip(self.config.safe_action):
+            self._abort_for_safe_action()
+        tripped = self._supervisor.tripped
+        self.warnings.warn("missing_joints", f"{exc}; {tripped} until they return")
+        command = safe_command(tripped, self.model, q, self._map, self._limiter)
+        command.reason = str(exc)
+        return command
+
+    def _watch_oscillation(self, now, command, q_m):
+        """Soften the gains when the loop oscillates, and hold if it goes on
+        (safety/oscillation.py)."""
+        tracking = self.mode in TRACKING_MODES
+        action = self._supervisor.oscillation_answer(now, command, self.gains, tracking)
+        if action is None:
+            return
+        self.warnings.warn("oscillation", self.oscillation.reason)
+        if action == HOLD and tracking:
+            self.abort_reason = self.oscillation.reason
+            self._hold_measured(now, q_m)
+
     # --- internals --------------------------------------------------------------------
 
     def _check_time_order(self, now):
@@ -256,19 +451,19 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
 
     def _prepare_plan(self, now, q):
         """Before a law runs on a new state: handle a stale gap and give the plan an anchor."""
-        if self._q is not None and self._tripped is None and self._watchdog.is_stale(now):
+        supervisor = self._supervisor
+        if supervisor.gap_trips(now, self._q is not None, self.config.safe_action):
             # a gap longer than state_timeout counts as stale even if nobody asked the
             # watchdog in between: the trajectory is aborted the same way
-            self._trip()
-        if self._tripped == "zero" or self._plan.empty:
+            self._abort_for_safe_action()
+        if supervisor.tripped == "zero" or self._plan.empty:
             # first state, or after zero effort (the arm has moved): hold where it is now
             self._plan.hold(self._map.take(q), now)
 
     def _accept_state(self, now, names, q, qd, q_m, qd_m):
         self._last_state = (tuple(names), np.array(q, dtype=float), np.array(qd, dtype=float))
         self._q, self._qd = q_m, qd_m
-        self._watchdog.feed(now)
-        self._tripped = None
+        self._supervisor.fed(now)
         self._last_update = now
 
     def _float(self, q, qd):
@@ -277,6 +472,14 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
         q_c = take(q)
         return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
                             q_c, qd, integrate=False, holding=True)
+
+    def _reflex(self, q, qd):
+        """tau = g + K_R r (the observer's g and r of this state)."""
+        take, n = self._map.take, len(self._map)
+        q_c = take(q)
+        return self._finish(take(self._contact.reflex_torque()), np.zeros(n), q_c.copy(),
+                            np.zeros(n), np.zeros(n), np.zeros(n), q_c, qd, integrate=False,
+                            holding=True)
 
     def _track(self, now, q, qd):
         q_d, qd_d, qdd_d, effort_d = self._plan.sample(now)
@@ -312,7 +515,7 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
 
     def _impedance(self, now, q, qd):
         law = self._cartesian
-        if self._tripped is not None or not law.active:   # first state, or after a stale gap
+        if self._supervisor.tripped is not None or not law.active:   # first state, or after a stale gap
             law.activate(self.model, q, now)
         # the model with the payload, as every law; scale: the feedback's bandwidth scale
         ff, fb = law.torques(self.model, q, qd, now, self.feedback_scale)
@@ -338,7 +541,7 @@ class Controller(GoalInputs, SafeActions, ContactReactions):
     def _integrate(self, now, error, tau, saturated):
         """The integral term (integral.py), never over a first step, a clock jump, a gap or
         late states."""
-        if not self._integral.active or self._last_update is None or self.age_guard.engaged:
+        if not self._integral.active or self._last_update is None or self._supervisor.age_guard.engaged:
             return
         dt = now - self._last_update
         if 0.0 < dt <= self.config.state_timeout:

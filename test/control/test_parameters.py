@@ -5,7 +5,7 @@ import math
 import pytest
 
 from rbd_control.control import ControllerConfig
-from rbd_control.control.safety.checks import ConfigError
+from rbd_control.control.errors import ConfigError
 from rbd_control.params.controller import CONTROLLER_PARAMETERS as TABLE, MODES, SAFE_ACTIONS
 from rbd_control.params.table import Parameter, ParameterTable
 

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.safety.checks import ConfigError
+from rbd_control.control.errors import ConfigError
 from rbd_control.dynamics import InputError, ModelError, crba, forward_dynamics, gravity, rnea
 from rbd_control.dynamics import load_urdf
 

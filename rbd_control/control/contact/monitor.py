@@ -11,15 +11,50 @@ Reactions to a collision (De Luca, Albu-Schaeffer, Haddadin, Hirzinger, IROS 200
 """
 from __future__ import annotations
 
+from typing import NamedTuple, Optional
+
 import numpy as np
 
 from rbd_control.control.contact.detection import CollisionDetector, CollisionThresholds
 from rbd_control.control.contact.observer import MomentumObserver
 from rbd_control.control.contact.wrench import WrenchEstimator
+from rbd_control.control.errors import ConfigError, TrajectoryError
 
-__all__ = ["ContactMonitor", "HOLD", "FLOAT", "REFLEX"]
+__all__ = ["ContactMonitor", "ContactDecision", "HOLD", "FLOAT", "REFLEX", "contact_monitor",
+           "wrench_link", "check_no_collision"]
 
 HOLD, FLOAT, REFLEX = "hold", "float", "reflex"
+
+
+class ContactDecision(NamedTuple):
+    """What the Controller does with one state (ContactMonitor.decide)."""
+
+    latched: bool             # a collision latched now (its reason: ContactMonitor.reason)
+    hold: bool                # abort the motion and hold the measured pose
+    override: Optional[str]   # FLOAT or REFLEX replaces the law; None: the law runs
+
+
+def wrench_link(contact_config, ee_link: str, links) -> str:
+    """The link the external wrench is estimated at: contact.wrench_link, else ee_link, else
+    the last link. ConfigError when the model has no such link."""
+    link = contact_config.wrench_link or ee_link or links[-1]
+    if link not in links:
+        raise ConfigError(f"contact.wrench_link {link!r} is not a link of the model")
+    return link
+
+
+def contact_monitor(contact_config, ee_link: str, plan, max_gap: float):
+    """The ContactMonitor of one ModelPlan (None when contact_config is None: awareness off)."""
+    if contact_config is None:
+        return None
+    link = wrench_link(contact_config, ee_link, plan.model.link_names)
+    return ContactMonitor(contact_config, plan.model, plan.joints, max_gap, link)
+
+
+def check_no_collision(monitor: Optional["ContactMonitor"]):
+    """A latched collision (with a reaction) refuses new goals until it is reset."""
+    if monitor is not None and monitor.collided and monitor.config.reaction != "none":
+        raise TrajectoryError(f"{monitor.reason}; reset it first (reset_collision)")
 
 
 class ContactMonitor:
@@ -125,6 +160,15 @@ class ContactMonitor:
             self._reflex_until = None
             return "reflex_over"
         return None
+
+    def decide(self, now, q, qd, effort, friction) -> ContactDecision:
+        """observe, then the reaction in force: a collision that latches now, or a reflex that
+        has just run its course, holds the pose reached; FLOAT or REFLEX replaces the law."""
+        latched = self.observe(now, q, qd, effort, friction)
+        override = self.override(now)
+        if override == "reflex_over":
+            return ContactDecision(latched, True, None)
+        return ContactDecision(latched, latched, override)
 
     def reflex_torque(self):
         """tau = g + K_R r (model order), from this state's observer update."""

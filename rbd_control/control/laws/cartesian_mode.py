@@ -9,7 +9,14 @@ import numpy as np
 from rbd_control.control.errors import TrajectoryError
 from rbd_control.control.laws.pose import unit_quaternion
 
-__all__ = ["checked_pose", "checked_wrench"]
+__all__ = ["check_takes_cartesian_goals", "checked_pose", "checked_wrench"]
+
+
+def check_takes_cartesian_goals(mode: str):
+    """Pose and wrench targets are admitted in cartesian_impedance only (TrajectoryError)."""
+    if mode != "cartesian_impedance":
+        raise TrajectoryError(f"mode {mode} does not take pose or wrench targets; "
+                              "switch to cartesian_impedance")
 
 
 def checked_pose(position, quaternion_xyzw):

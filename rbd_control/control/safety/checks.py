@@ -16,24 +16,12 @@ import numpy as np
 from rbd_control.dynamics import gravity
 
 from rbd_control.control.config import Command
-from rbd_control.control.errors import (ConfigError, MissingJointsError, StateError, brief,
-                                        duplicates)
+from rbd_control.control.errors import MissingJointsError, StateError, brief, duplicates
 from rbd_control.control.flags import all_set
 from rbd_control.params.bounds import MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY
 from rbd_control.params.controller import SAFE_ACTIONS  # defined once, with the safe_action parameter
 
-__all__ = [
-    "StateError",
-    "ConfigError",
-    "MissingJointsError",
-    "StateMapper",
-    "Watchdog",
-    "EffortLimiter",
-    "safe_command",
-    "SAFE_ACTIONS",
-    "MAX_PLAUSIBLE_POSITION",
-    "MAX_PLAUSIBLE_VELOCITY",
-]
+__all__ = ["StateMapper", "Watchdog", "EffortLimiter", "safe_command"]
 
 
 class StateMapper:
@@ -90,6 +78,16 @@ class StateMapper:
                 f"state is missing joints {brief(self.joint_names[i] for i in take.lacking)}",
                 q_model, qd_model, take.lacking)
         return q_model, qd_model
+
+    def map_effort(self, names, effort):
+        """Measured joint efforts in `names` order -> model order (StateError if absent or
+        bad; the fill joints get the fill values, which no caller reads as an effort)."""
+        if effort is None or len(effort) == 0:
+            raise StateError("contact.use_measured_effort: the joint state has no efforts")
+        try:
+            return self.map(names, effort, effort)[0]
+        except StateError as exc:
+            raise StateError(f"efforts: {exc}") from None
 
     def _take_for(self, names):
         """The gather of the last names tuple seen, rebuilt when the names differ."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rbd_control.control.flags import any_set
-from rbd_control.control.safety.checks import ConfigError
+from rbd_control.control.errors import ConfigError
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 __all__ = ["OK", "WARN", "ERROR", "LEVEL_NAMES", "HealthThresholds", "HealthReport", "LoopHealth"]

@@ -31,10 +31,21 @@ from rbd_control.params.bounds import (MAX_PLAUSIBLE_ACCELERATION, MAX_PLAUSIBLE
                                        MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY,
                                        MAX_START_AHEAD, MAX_TIME_FROM_START, MIN_POINT_SPACING,
                                        finite)
+from rbd_control.params.controller import TRACKING_MODES
 
 from rbd_control.control.trajectory.message import JointTrajectory
 
-__all__ = ["ValidatedTrajectory", "validate", "check_goal", "check_plan"]
+__all__ = ["ValidatedTrajectory", "validate", "check_goal", "check_plan",
+           "check_follows_trajectories"]
+
+
+
+def check_follows_trajectories(mode: str):
+    """Trajectories are admitted in the tracking modes only (TrajectoryError)."""
+    if mode not in TRACKING_MODES:
+        raise TrajectoryError(
+            f"mode {mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
+
 
 # Positions may sit on a limit; allow for float noise when checking waypoints against it.
 _LIMIT_TOLERANCE = 1e-6

@@ -9,7 +9,7 @@ parameters' payload (payload.link empty: none). A refused value is logged and ch
 import numpy as np
 from geometry_msgs.msg import InertiaStamped
 
-from rbd_control.control.safety.checks import ConfigError
+from rbd_control.control.errors import ConfigError
 from rbd_control.params.controller import friction_name
 
 PREFIXES = ('friction.', 'payload.')
