@@ -6,13 +6,14 @@
 
 The input is what rbd_controller's state path passes (ros/controller/state_path.py): the
 joint names as the message's one list object, reused state after state, listed in a shuffled
-order, and q, qd as float64 arrays. The controller tracks a moving trajectory in the tracking modes, so the
-whole path (plan sample, law, clamp, integral) runs. Times are this thread's CPU time
+order, and q, qd as float64 arrays. The controller tracks a moving trajectory in the tracking
+modes, so the whole path (plan sample, law, clamp, integral) runs. Times are this thread's CPU time
 (time.thread_time); the best of several runs is the figure to read on a shared machine.
 The "+contact" column runs the same mode with contact awareness on (ControllerConfig.contact:
 momentum observer, wrench at tool0, detection; reaction none, so the law is the same) and
-"cost" is the median of the differences of paired runs (the two alternate). The random states jump between updates, so the residual is large and
-the detector takes its slower, in-contact branch on every state: an upper bound.
+"cost" is the median of the differences of paired runs (the two alternate). The random states
+jump between updates, so the residual is large and the detector takes its slower, in-contact
+branch on every state: an upper bound.
 Not a test: nothing here asserts a time.
 """
 from __future__ import annotations

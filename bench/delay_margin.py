@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints  # noqa: E402
 from rbd_control.control import (Controller, ControllerConfig, JointTrajectory,  # noqa: E402
                                  StateError, TrajectoryPoint)
-from rbd_control.control.laws.gains import reference_poses  # noqa: E402
+from rbd_control.control.laws.loop_design import reference_poses  # noqa: E402
 from rbd_control.control.safety.oscillation import OscillationThresholds  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402
 from rbd_control.dynamics import crba_diagonal_batch, gravity, load_urdf  # noqa: E402
@@ -85,8 +85,8 @@ def load_arm(name: str) -> Arm:
         return Arm(name, urdf, dict(zip(joints, (0.0, -1.2, 1.4, -1.0, -1.2, 0.0))), "tool0")
     if name == "panda":
         urdf = (robots_dir() / "panda_description/urdf/panda.urdf").read_text()
-        joints = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1",
-                                                               "panda_finger_joint2"]
+        joints = ([f"panda_joint{i}" for i in range(1, 8)]
+                  + ["panda_finger_joint1", "panda_finger_joint2"])
         home = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02)
         return Arm(name, urdf, dict(zip(joints, home)), "panda_link8")
     if name == "xarm7":
@@ -239,7 +239,8 @@ def main():
     parser.add_argument('--delays', nargs='+', type=int, default=[0, 2, 5, 10],
                         help='ms from a state to its command acting')
     parser.add_argument('--old-gains', action='store_true', help='the rule this replaced')
-    parser.add_argument('--bare', action='store_true', help='no age guard, no oscillation detector')
+    parser.add_argument('--bare', action='store_true',
+                        help='no age guard, no oscillation detector')
     parser.add_argument('--markdown', action='store_true')
     args = parser.parse_args()
     started = time.monotonic()

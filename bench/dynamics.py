@@ -46,14 +46,16 @@ def tree_urdf(parents: list[int], seed: int = 0, name: str = "tree") -> str:
     for i, parent in enumerate(parents):
         mass = rng.uniform(0.5, 3.0)
         moments = rng.uniform(0.02, 0.03, 3)   # any two exceed the third
+        com = " ".join(map(str, rng.normal(0, 0.05, 3)))
         links.append(
-            f'<link name="l{i}"><inertial><origin xyz="{" ".join(map(str, rng.normal(0, 0.05, 3)))}"'
+            f'<link name="l{i}"><inertial><origin xyz="{com}"'
             f' rpy="{" ".join(map(str, rng.uniform(-1, 1, 3)))}"/><mass value="{mass}"/>'
             f'<inertia ixx="{moments[0]}" iyy="{moments[1]}" izz="{moments[2]}" ixy="0" ixz="0"'
             f' iyz="0"/></inertial></link>')
         axis = rng.normal(size=3)
+        parent_link = "base" if parent < 0 else f"l{parent}"
         joints.append(
-            f'<joint name="j{i}" type="revolute"><parent link="{"base" if parent < 0 else f"l{parent}"}"/>'
+            f'<joint name="j{i}" type="revolute"><parent link="{parent_link}"/>'
             f'<child link="l{i}"/><origin xyz="{" ".join(map(str, rng.uniform(-0.2, 0.2, 3)))}"'
             f' rpy="{" ".join(map(str, rng.uniform(-1, 1, 3)))}"/>'
             f'<axis xyz="{" ".join(map(str, axis / np.linalg.norm(axis)))}"/>'
@@ -92,7 +94,7 @@ class Pair:
         self.qd, self.qdd = rng.normal(size=(2, states, self.model.nq))
         self.tau = np.array([rbd.rnea(self.model, *x) for x in zip(self.q, self.qd, self.qdd)])
         self.pq, self.pqd, self.pqdd, self.ptau = (np.zeros_like(x) for x in
-                                                    (self.q, self.qd, self.qdd, self.tau))
+                                                   (self.q, self.qd, self.qdd, self.tau))
         for ours, theirs in ((self.q, self.pq), (self.qd, self.pqd), (self.qdd, self.pqdd),
                              (self.tau, self.ptau)):
             theirs[:, order] = ours

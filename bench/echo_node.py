@@ -27,7 +27,8 @@ def main():
     kind, argv = executor_option(sys.argv, default='single_threaded')
     rclpy.init(args=argv)
     node = rclpy.create_node('bench_echo')
-    publisher = node.create_publisher(Float64MultiArray, '/effort_controller/commands', COMMAND_QOS)
+    publisher = node.create_publisher(Float64MultiArray, '/effort_controller/commands',
+                                      COMMAND_QOS)
 
     def echo(msg, info=None):
         publisher.publish(Float64MultiArray(data=msg.position))

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "test" / "control"))
 from rbd_control.control import (Controller, ControllerConfig, JointTrajectory,  # noqa: E402
                                  StateError, TrajectoryError, TrajectoryPoint)
 from rbd_control.description import default_arm_urdf  # noqa: E402
-from rbd_control.dynamics import crba, load_urdf  # noqa: E402
+from rbd_control.dynamics import load_urdf  # noqa: E402
 
 
 def ms(fn, repeat=5):
@@ -63,11 +63,13 @@ def message_costs():
         controller.update(0.0, orders[0], q, q)
     print(f"40,007-name state, new name list each time   {ms(new_list):8.2f} ms")
     controller.update(0.0, names, q, q)
-    print(f"40,007-name state, repeated name list        {ms(lambda: controller.update(0.0, names, q, q)):8.2f} ms")
+    repeated = ms(lambda: controller.update(0.0, names, q, q))
+    print(f"40,007-name state, repeated name list        {repeated:8.2f} ms")
     dup = names + ["junk_3"]
     qq = np.zeros(len(dup))
-    print(f"40,008-name state with a duplicate (refused) "
-          f"{ms(refused(lambda: Controller.update(controller, 0.0, list(dup), qq, qq), StateError)):8.2f} ms")
+    duplicate = ms(refused(lambda: Controller.update(controller, 0.0, list(dup), qq, qq),
+                           StateError))
+    print(f"40,008-name state with a duplicate (refused) {duplicate:8.2f} ms")
     point = TrajectoryPoint(np.zeros(len(names)), time_from_start=1.0)
     big = JointTrajectory(names, [point])
     print(f"40,007-name trajectory (refused)             "
@@ -115,7 +117,7 @@ import json, sys, time, tracemalloc
 import numpy as np
 sys.path[:0] = {[str(ROOT), str(ROOT / 'test' / 'control')]!r}
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.laws.gains import reference_poses
+from rbd_control.control.laws.loop_design import reference_poses
 from rbd_control.dynamics import crba, load_urdf
 from test_hostile_input import comb_urdf
 model = load_urdf(comb_urdf({joints} // 30, 30))

@@ -17,14 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'test' / 'identification'))
-from ident_support import record_tracking  # noqa: E402  (the identification tests' plant loop)
 from rbd_control.control import JointTrajectory
+from rbd_control.demo.plant import perturbed_urdf, TRUE_PAYLOAD
 from rbd_control.dynamics import load_urdf
 from rbd_control.identification import excitation_trajectory, fit
 from rbd_control.identification.filtering import filtered_states
 from rbd_control.identification.result import relative_rms, worst_block_relative_rms
-from rbd_control.demo.plant import perturbed_urdf, TRUE_PAYLOAD
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'test' / 'identification'))
+from ident_support import record_tracking  # noqa: E402  (the identification tests' plant loop)
 
 path = glob.glob(str(Path(sys.prefix) / 'lib' / 'python3*' / 'site-packages' / 'cmeel.prefix'
                      / 'share' / 'example-robot-data' / 'robots' / 'ur_description' / 'urdf'
@@ -35,15 +36,22 @@ plant = perturbed_urdf(xml)
 VISCOUS = [2.0, 2.5, 1.2, 0.4, 0.3, 0.15]
 for joint, b in zip(nominal.joint_names, VISCOUS):
     if re.search(rf'<joint name="{joint}".*?<dynamics [^>]*/>', plant, flags=re.S):
-        plant = re.sub(rf'(<joint name="{joint}".*?)<dynamics [^>]*/>', rf'\1<dynamics damping="{b}" friction="0"/>', plant, count=1, flags=re.S)
+        plant = re.sub(rf'(<joint name="{joint}".*?)<dynamics [^>]*/>',
+                       rf'\1<dynamics damping="{b}" friction="0"/>', plant, count=1, flags=re.S)
     else:
-        plant = re.sub(rf'(<joint name="{joint}"[^>]*>)', rf'\1<dynamics damping="{b}" friction="0"/>', plant, count=1)
+        plant = re.sub(rf'(<joint name="{joint}"[^>]*>)',
+                       rf'\1<dynamics damping="{b}" friction="0"/>', plant, count=1)
 start = time.time()
 exc = excitation_trajectory(nominal, 40.0, iterations=40)
 val = excitation_trajectory(nominal, 10.0, seed=3, iterations=20)
+
+
 def run(tr, d):
-    return record_tracking(plant, nominal, JointTrajectory.from_arrays(nominal.joint_names, *tr.waypoints()), d,
+    trajectory = JointTrajectory.from_arrays(nominal.joint_names, *tr.waypoints())
+    return record_tracking(plant, nominal, trajectory, d,
                            payloads=[TRUE_PAYLOAD], q0=tr.sample(0.0)[0][0])
+
+
 rec, vrec = run(exc, exc.duration), run(val, val.duration)
 print('recorded', time.time() - start)
 res = fit(nominal, rec['t'], rec['q'], rec['tau'], rec['qd'], friction=True)

@@ -1,4 +1,5 @@
-"""State -> command latency and CPU of rbd_controller against an echo node (a benchmark, not a test).
+"""State -> command latency and CPU of rbd_controller against an echo node (a benchmark, not a
+test).
 
     source scripts/ros_env.sh
     python bench/latency.py [--rate 1000] [--duration 10] [--rounds 2] [--phases quiet load]
@@ -57,7 +58,8 @@ def parse_args():
     parser.add_argument('--rate', type=float, default=1000.0)
     parser.add_argument('--duration', type=float, default=10.0)
     parser.add_argument('--rounds', type=int, default=2)
-    parser.add_argument('--phases', nargs='+', default=['quiet', 'load'], choices=['quiet', 'load'])
+    parser.add_argument('--phases', nargs='+', default=['quiet', 'load'],
+                        choices=['quiet', 'load'])
     parser.add_argument('--variants', nargs='+',
                         default=['echo', 'rbd', 'rbd:single_threaded', 'rbd:events'])
     parser.add_argument('--mode', default='feedforward_pd')
@@ -234,7 +236,8 @@ def decoder(names, count):
     from rbd_control.dynamics import gravity, load_urdf
     model = load_urdf(default_arm_urdf())
     order = [names.index(j) for j in model.joint_names]
-    expected = np.array([gravity(model, state_positions(k, len(names))[order]) for k in range(count)])
+    expected = np.array([gravity(model, state_positions(k, len(names))[order])
+                         for k in range(count)])
 
     def decode(variant, data, sent):
         if variant.startswith('echo'):
@@ -255,7 +258,8 @@ def decoder(names, count):
 def busy_loops():
     """One busy process pinned to each of the first two CPUs (the `load` phase)."""
     spin = 'import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass'
-    return [subprocess.Popen([sys.executable, '-c', spin, str(cpu)]) for cpu in range(min(2, os.cpu_count()))]
+    return [subprocess.Popen([sys.executable, '-c', spin, str(cpu)])
+            for cpu in range(min(2, os.cpu_count()))]
 
 
 def main():

@@ -79,10 +79,13 @@ class Watch:
         self.states, self.errors, self.diagnostics = [], [], {}
         self.subscriptions = [
             node.create_subscription(JointState, "/joint_states", self.states.append, 1000),
-            node.create_subscription(JointState, "/rbd_controller/error", self.errors.append, 1000),
+            node.create_subscription(JointState, "/rbd_controller/error", self.errors.append,
+                                     1000),
             node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)]
-        self.trajectory = node.create_publisher(JointTrajectory, "/rbd_controller/joint_trajectory", 10)
-        self.disturbance = node.create_publisher(JointState, "/rbd_mujoco_sim/joint_disturbance", 10)
+        self.trajectory = node.create_publisher(JointTrajectory,
+                                                "/rbd_controller/joint_trajectory", 10)
+        self.disturbance = node.create_publisher(JointState,
+                                                 "/rbd_mujoco_sim/joint_disturbance", 10)
         self.JointState = JointState
 
     def close(self):
@@ -121,7 +124,8 @@ class Watch:
         return np.array([stamp_of(m) for m in self.states if start <= stamp_of(m) <= end])
 
     def knock(self, efforts):
-        self.disturbance.publish(self.JointState(name=self.joints, effort=[float(e) for e in efforts]))
+        self.disturbance.publish(self.JointState(name=self.joints,
+                                                 effort=[float(e) for e in efforts]))
 
 
 def kinetic_energy(model, q, qd) -> float:
