@@ -14,7 +14,7 @@ shrunk by lambda^2 along the directions J cannot see). One compiled call: the Ja
 from numba import float64, int64
 
 from rbd_control.dynamics.checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, vector_status
-from rbd_control.dynamics.kinematics import frame_body, frame_in_body, frame_point, jacobian_into
+from rbd_control.dynamics.kinematics import frame_jacobian_into
 from rbd_control.dynamics.spatial import compiled, jit
 
 
@@ -67,8 +67,7 @@ def frame_wrench_kernel(q, F, tau, damping2, J, A, wrench, md):
         status = vector_status(tau, md.shape[0], 2)
     if status != 0:
         return status
-    R, p = frame_in_body(F, frame_point(F))
-    jacobian_into(md, q, frame_body(F), R, p, J)
+    frame_jacobian_into(md, q, F, J)
     damped_normal_matrix(J, damping2, A)
     # wrench = J tau, then (J J^T + lambda^2 1)^-1 of it
     for a in range(6):

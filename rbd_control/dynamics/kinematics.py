@@ -122,6 +122,13 @@ def jacobian_into(md, q, body, R, p, J):
 
 
 @jit
+def frame_jacobian_into(md, q, F, J):
+    """J (6 x nq) of the link frame F at its point (world axes), the kernels' shared first step."""
+    R, p = frame_in_body(F, frame_point(F))
+    jacobian_into(md, q, frame_body(F), R, p, J)
+
+
+@jit
 def pose_into(R, p, T):
     """T = [R p; 0 1]"""
     for row in range(3):
@@ -158,8 +165,7 @@ def frame_jacobian_kernel(q, F, J, md):
     code."""
     status = vector_status(q, md.shape[0], 1)
     if status == 0:
-        R, p = frame_in_body(F, frame_point(F))
-        jacobian_into(md, q, frame_body(F), R, p, J)
+        frame_jacobian_into(md, q, F, J)
     return status
 
 

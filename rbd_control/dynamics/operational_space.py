@@ -17,7 +17,7 @@ from numba import float64, int64
 
 from rbd_control.dynamics.checks import INPUT, MATRIX, MODEL_ARGS, VECTOR, vector_status
 from rbd_control.dynamics.crba import crba_into
-from rbd_control.dynamics.kinematics import frame_body, frame_in_body, frame_point, jacobian_into
+from rbd_control.dynamics.kinematics import frame_jacobian_into
 from rbd_control.dynamics.ltdl import ltdl, ltdl_solve
 from rbd_control.dynamics.spatial import compiled, jit
 
@@ -49,8 +49,7 @@ def operational_space_kernel(q, F, rcond, J, Y, Lambda, damping, H, md):
     status = vector_status(q, md.shape[0], 1)
     if status != 0:
         return status
-    R, p = frame_in_body(F, frame_point(F))
-    jacobian_into(md, q, frame_body(F), R, p, J)
+    frame_jacobian_into(md, q, F, J)
     # H = CRBA(q), then H = L^T D L in place
     crba_into(md, q, H)
     if ltdl(md, H) >= 0:
