@@ -6,7 +6,7 @@ not imported here: it needs the optional dartpy (pip install rbd_control[dart]).
 """
 from rbd_control.sim.mujoco_model import (JointIndex, Plant, build_mujoco_model,
                                           build_mujoco_plant, joint_index)
-from rbd_control.sim.plant import URDF_GRAVITY, JointStateSample, Payload
+from rbd_control.sim.plant import URDF_GRAVITY, JointStateSample, Payload, PlantOptions
 from rbd_control.sim.simulator import Simulator
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "JointStateSample",
     "Payload",
     "Plant",
+    "PlantOptions",
     "Simulator",
     "build_mujoco_model",
     "build_mujoco_plant",

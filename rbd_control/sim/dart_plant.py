@@ -37,7 +37,7 @@ import re
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import dartpy as dart
 import numpy as np
@@ -47,8 +47,8 @@ from rbd_control.dynamics.free_inertia import free_joint_inertia, regularised_in
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.dynamics.urdf_xml import dynamics_elements
 from rbd_control.sim.plant import (URDF_GRAVITY, CommandedJoints, JointStateSample, Payload,
-                                   checked_disturbance, checked_initial_positions, checked_wrench,
-                                   weld_base_joints)
+                                   PlantOptions, checked_disturbance, checked_initial_positions,
+                                   checked_wrench, weld_base_joints)
 
 __all__ = ["DART_VERSION", "DartSimulator"]
 
@@ -65,69 +65,52 @@ _INERTIA_POSES = 16            # random poses (fixed seed) beside the reset pose
 class DartSimulator(CommandedJoints):
     """A DART plant driven by joint efforts, indexed by joint name.
 
-    The arguments mean what they mean for the MuJoCo Simulator:
-    commanded_joints: the order of effort commands; None = every 1-DoF joint.
-    joint_damping: apply URDF <dynamics damping friction> (one switch for both, as there).
-    clamp_effort: saturate commands at the URDF <limit effort> (the dynamics core's reading).
-    payloads: masses on links that the URDF does not have.
+    DartSimulator(urdf_xml, joint_limits=True, gravity=URDF_GRAVITY, **options): the options
+    are sim/plant.py's PlantOptions and mean what they mean for the MuJoCo Simulator, except:
     stiff_friction: accepted for the same call; DART's joint friction is a hard constraint
         (full Coulomb force at any speed) either way.
+    obstacles: refused (MuJoCo only).
+    joint_limits: the URDF position and velocity limits as DART's joint limits.
+    gravity: the world's gravity, URDF axes.
     """
 
-    def __init__(
-        self,
-        urdf_xml: str,
-        *,
-        commanded_joints: Sequence[str] | None = None,
-        timestep: float = 1e-3,
-        joint_damping: bool = True,
-        clamp_effort: bool = True,
-        initial_positions: Mapping[str, float] | None = None,
-        payloads: Iterable[Payload] = (),
-        stiff_friction: bool = False,
-        joint_limits: bool = True,
-        gravity: Sequence[float] = URDF_GRAVITY,
-        obstacles: Iterable = (),
-    ) -> None:
-        if tuple(obstacles):
+    def __init__(self, urdf_xml: str, *, joint_limits: bool = True,
+                 gravity: Sequence[float] = URDF_GRAVITY, **options) -> None:
+        options = PlantOptions(**options)
+        if tuple(options.obstacles):
             # the MuJoCo plant's probe-and-box contact pair (mujoco_model.Obstacle) has no
             # counterpart here: this plant, like MuJoCo's, strips the URDF's collision shapes
             raise ValueError("obstacles are simulated by the MuJoCo plant only (engine: mujoco)")
-        if not (timestep > 0 and math.isfinite(timestep)):
-            raise ValueError(f"timestep must be a positive number, got {timestep!r}")
         checked = load_urdf(urdf_xml, gravity=gravity)   # what the core refuses, DART never sees
         self.model_warnings = checked.warnings
         self.model_adjustments = ()    # DART takes real robots' inertias as written
         self.skeleton = _load_skeleton(_welded_text(urdf_xml))
-        for payload in payloads:
+        for payload in options.payloads:
             _attach_payload(self.skeleton, payload)
         losses = dict(zip(checked.joint_names, zip(checked.damping, checked.friction)))
-        explicit = _explicit_damping(checked, float(timestep), initial_positions or {}) \
-            if joint_damping else {}
-        _set_up_joints(self.skeleton, losses if joint_damping else {}, joint_limits, explicit)
+        explicit = (_explicit_damping(checked, float(options.timestep),
+                                      options.initial_positions or {})
+                    if options.joint_damping else {})
+        _set_up_joints(self.skeleton, losses if options.joint_damping else {}, joint_limits,
+                       explicit)
         self.world = dart.simulation.World()
         self.world.setGravity(np.asarray(gravity, dtype=float))
-        self.world.setTimeStep(float(timestep))
+        self.world.setTimeStep(float(options.timestep))
         self.world.addSkeleton(self.skeleton)
 
         # After welding, every dof is a 1-DoF joint's and carries the joint's name.
         dofs = [self.skeleton.getDof(i).getName() for i in range(self.skeleton.getNumDofs())]
-        self._reported = JointMap.by_name(dofs, dofs)
-        names = self._reported.names if commanded_joints is None else tuple(commanded_joints)
-        if not names:
-            raise ValueError("the robot has no movable 1-DoF joints to command")
-        self._commanded = JointMap.by_name(names, dofs, "the DART plant")
-        # per dof: the damping applied as an explicit force (0 where DART's implicit one acts)
-        self.explicit_damping = self._reported.put(
-            [explicit.get(name, 0.0) for name in self._reported.names])
+        reported = JointMap.by_name(dofs, dofs)
+        names = options.commanded_names(reported.names)
+        commanded = JointMap.by_name(names, dofs, "the DART plant")
         limits = JointMap.by_name(names, checked.joint_names, "the robot description")
-        self._effort_limit = limits.take(checked.effort_limit).copy() if clamp_effort else None
-        self._command = np.zeros(len(names))
+        super().__init__(reported, commanded, limits.take(checked.effort_limit).copy()
+                         if options.clamp_effort else None)
+        # per dof: the damping applied as an explicit force (0 where DART's implicit one acts)
+        self.explicit_damping = reported.put([explicit.get(name, 0.0) for name in reported.names])
         self._disturbance = np.zeros(self.skeleton.getNumDofs())
         self._wrenches = {}    # link name -> (BodyNode, force, torque, point in link frame)
-        self.rejected_commands = 0
-        self._blow_ups = 0
-        self.reset(initial_positions or {})
+        self.reset(options.initial_positions or {})
 
     # --- properties -----------------------------------------------------------
 

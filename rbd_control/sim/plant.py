@@ -3,23 +3,25 @@
 The simulator node drives one of two physics engines, MuJoCo (sim/simulator.py) or DART
 (sim/dart_plant.py). Both are "effort plants": efforts in, joint state out, indexed by joint
 name. `EffortPlant` writes down the interface the node relies on, so a third engine knows what
-to offer; the functions below are the input checks that must not differ between engines (what
-command is refused, how it is clamped, which names are unknown), so a controller sees the
-same plant contract whichever engine runs.
+to offer; `PlantOptions` (the constructor's keyword arguments), `CommandedJoints` (the command
+state) and the functions below are what must not differ between engines (which options are
+valid, what command is refused, how it is clamped, which names are unknown), so a controller
+sees the same plant contract whichever engine runs.
 """
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from rbd_control.dynamics.urdf import BASE_JOINTS
 
-__all__ = ["URDF_GRAVITY", "CommandedJoints", "EffortPlant", "JointStateSample", "Payload", "checked_command", "checked_disturbance",
-           "checked_initial_positions", "checked_wrench", "weld_base_joints"]
+__all__ = ["URDF_GRAVITY", "CommandedJoints", "EffortPlant", "JointStateSample", "Payload",
+           "PlantOptions", "checked_command", "checked_disturbance", "checked_initial_positions",
+           "checked_wrench", "weld_base_joints"]
 
 
 # The gravity the dynamics core assumes for a URDF (root frame, z up).
@@ -38,6 +40,43 @@ class Payload:
     mass: float
     com: Sequence[float] = (0.0, 0.0, 0.0)
     inertia: Sequence[float] = (1e-4, 1e-4, 1e-4)
+
+
+@dataclass(frozen=True)
+class PlantOptions:
+    """The keyword arguments every plant takes (Simulator(urdf, **options), DartSimulator too),
+    in one place so that the engines cannot read them differently.
+
+    commanded_joints: the order of effort commands (the controller's `joints`); None = every
+        1-DoF joint of the URDF. Joints not commanded get zero effort.
+    timestep: the physics step, s (positive, finite).
+    joint_damping: apply URDF <dynamics damping friction> (one switch for both).
+    clamp_effort: saturate commands at the URDF <limit effort>, as a real drive would.
+    initial_positions: {joint: rad or m} at t = 0 (others at 0), the pose reset() returns to.
+    payloads: masses on links that the URDF does not have (the controller does not know them).
+    stiff_friction: URDF <dynamics friction> as Coulomb friction at any speed.
+    obstacles: boxes a sphere on a link can hit (mujoco_model.Obstacle; MuJoCo only).
+    """
+
+    commanded_joints: Sequence[str] | None = None
+    timestep: float = 1e-3
+    joint_damping: bool = True
+    clamp_effort: bool = True
+    initial_positions: Mapping[str, float] | None = None
+    payloads: Iterable[Payload] = ()
+    stiff_friction: bool = False
+    obstacles: Iterable = ()
+
+    def __post_init__(self) -> None:
+        if not (self.timestep > 0 and math.isfinite(self.timestep)):
+            raise ValueError(f"timestep must be a positive number, got {self.timestep!r}")
+
+    def commanded_names(self, reported: tuple[str, ...]) -> tuple[str, ...]:
+        """The commanded joints' names, every reported joint by default; ValueError for none."""
+        names = reported if self.commanded_joints is None else tuple(self.commanded_joints)
+        if not names:
+            raise ValueError("the robot has no movable 1-DoF joints to command")
+        return names
 
 
 @dataclass(frozen=True)
@@ -76,11 +115,29 @@ class EffortPlant(Protocol):
 
 
 class CommandedJoints:
-    """What both plants share above their engines: the joints reported and commanded (the
-    JointMaps `_reported`, `_commanded`), the effort command in force (`_command`, clamped to
-    `_effort_limit`; a refused one keeps the previous and counts in `rejected_commands`), the
-    step count and the divergence count (`_blow_ups`). A plant sets those fields and provides
-    `time` and `timestep`."""
+    """What both plants share above their engines: the joints reported and commanded (two
+    JointMaps, or MuJoCo's JointIndex built on one), the effort command in force (clamped to
+    `effort_limit`, None: not clamped; a refused one keeps the previous and counts in
+    `rejected_commands`), the step count and the divergence count (`_blow_ups`, which the
+    engine's step raises). An engine builds its model, calls this constructor with the maps,
+    and provides `time` and `timestep`."""
+
+    def __init__(self, reported, commanded, effort_limit: np.ndarray | None) -> None:
+        self._reported, self._commanded = reported, commanded
+        self._effort_limit = effort_limit
+        self._command = np.zeros(len(commanded.names))
+        self.rejected_commands = 0
+        self._blow_ups = 0
+
+    @property
+    def time(self) -> float:
+        """Sim time, s: the engine's clock."""
+        raise NotImplementedError
+
+    @property
+    def timestep(self) -> float:
+        """The engine's physics step, s."""
+        raise NotImplementedError
 
     @property
     def joint_names(self) -> tuple[str, ...]:

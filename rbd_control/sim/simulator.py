@@ -11,15 +11,14 @@ the reported joint effort is the effort actually applied.
 """
 from __future__ import annotations
 
-import math
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import mujoco
 import numpy as np
 
-from rbd_control.sim.mujoco_model import Obstacle, build_mujoco_plant, joint_index
-from rbd_control.sim.plant import (CommandedJoints, JointStateSample, Payload, checked_disturbance,
-                                   checked_initial_positions, checked_wrench)
+from rbd_control.sim.mujoco_model import build_mujoco_plant, joint_index
+from rbd_control.sim.plant import (CommandedJoints, JointStateSample, PlantOptions,
+                                   checked_disturbance, checked_initial_positions, checked_wrench)
 
 __all__ = ["Simulator"]
 
@@ -27,52 +26,30 @@ __all__ = ["Simulator"]
 class Simulator(CommandedJoints):
     """A MuJoCo plant driven by joint efforts, indexed by joint name.
 
-    commanded_joints: the order of effort commands (the controller's `joints`);
-        None = every 1-DoF joint in the URDF. Joints not commanded get zero effort.
+    Simulator(urdf_xml, **options): the options are sim/plant.py's PlantOptions.
     reported joints (`state().names`): every 1-DoF joint, like joint_state_broadcaster.
-    clamp_effort: saturate commands at the URDF <limit effort>, as a real drive would.
-    payloads: masses on links that the URDF does not have (the controller does not know them).
-    stiff_friction: URDF <dynamics friction> as Coulomb friction (_stiffen_friction).
-    obstacles: boxes a sphere on a link can hit (mujoco_model.Obstacle); `contact_torque`
-        and `contact_force` report the contact's ground truth.
+    stiff_friction: MuJoCo's frictionloss made stiff (_stiffen_friction).
+    obstacles: `contact_torque` and `contact_force` report the contact's ground truth.
     """
 
-    def __init__(
-        self,
-        urdf_xml: str,
-        *,
-        commanded_joints: Sequence[str] | None = None,
-        timestep: float = 1e-3,
-        joint_damping: bool = True,
-        clamp_effort: bool = True,
-        initial_positions: Mapping[str, float] | None = None,
-        payloads: Iterable[Payload] = (),
-        stiff_friction: bool = False,
-        obstacles: Iterable[Obstacle] = (),
-    ) -> None:
-        if not (timestep > 0 and math.isfinite(timestep)):
-            raise ValueError(f"timestep must be a positive number, got {timestep!r}")
+    def __init__(self, urdf_xml: str, **options) -> None:
+        options = PlantOptions(**options)
         plant = build_mujoco_plant(
-            urdf_xml, joint_damping=joint_damping, timestep=timestep, payloads=payloads,
-            obstacles=obstacles)
+            urdf_xml, joint_damping=options.joint_damping, timestep=options.timestep,
+            payloads=options.payloads, obstacles=options.obstacles)
         self.model = plant.model
-        if stiff_friction:
+        if options.stiff_friction:
             _stiffen_friction(self.model)
         # what MuJoCo needed changed (balanced inertias, bound masses) and the loader's warnings
         self.model_adjustments, self.model_warnings = plant.adjustments, plant.warnings
         self.data = mujoco.MjData(self.model)
-        self._reported = joint_index(self.model)
-        names = self._reported.names if commanded_joints is None else tuple(commanded_joints)
-        if not names:
-            raise ValueError("the robot has no movable 1-DoF joints to command")
-        self._commanded = joint_index(self.model, names)
-        self._effort_limit = self._limits(self._commanded) if clamp_effort else None
-        self._command = np.zeros(len(names))
+        reported = joint_index(self.model)
+        commanded = joint_index(self.model, options.commanded_names(reported.names))
+        super().__init__(reported, commanded,
+                         self._limits(commanded) if options.clamp_effort else None)
         self._disturbance = np.zeros(self.model.nv)
-        self.rejected_commands = 0
-        self._blow_ups = 0
         self._wrenches = {}   # MuJoCo body id -> (force, torque, point in body frame), world axes
-        self.reset(initial_positions or {})
+        self.reset(options.initial_positions or {})
 
     # --- properties -----------------------------------------------------------
 
