@@ -45,9 +45,11 @@ def _compile_kernel(index: int) -> None:
     from rbd_control.dynamics.spatial import KERNELS, compile_declared
     compile_declared(KERNELS[index])
 
-__all__ = ["compile_kernels", "Data", "InputError", "Model", "ModelError", "RbdError", "bias", "coriolis_matrix",
-           "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics", "gravity",
-           "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file",
+
+__all__ = ["compile_kernels", "Data", "InputError", "Model", "ModelError", "RbdError", "bias",
+           "coriolis_matrix", "crba", "crba_batch", "crba_diagonal_batch", "forward_dynamics",
+           "gravity", "gravity_batch", "joint_forces", "load_urdf", "load_urdf_file",
            "momentum_observer_step", "momentum_terms", "rnea", "rnea_batch", "OperationalSpace",
-           "FrameJacobian", "FrameWrench", "frame_bias_acceleration", "frame_jacobian", "frame_pose",
-           "frame_pose_batch", "frame_velocity", "frame_wrench", "operational_space_inertia"]
+           "FrameJacobian", "FrameWrench", "frame_bias_acceleration", "frame_jacobian",
+           "frame_pose", "frame_pose_batch", "frame_velocity", "frame_wrench",
+           "operational_space_inertia"]

@@ -75,6 +75,7 @@ class Friction:
         unknown = sorted(set(values) - set(joint_names))
         if unknown:
             raise InputError(f"friction given for unknown joints {unknown}")
+
         def get(key):
             return [float(values.get(j, {}).get(key, 0.0)) for j in joint_names]
         return cls(tuple(joint_names), get("viscous"), get("coulomb"), epsilon)

@@ -2,11 +2,13 @@
 and no external forces (its gravity-compensation special case); Pinocchio's
 computeGeneralizedGravity.
 
-With no motion, every body's acceleration is the base's -a_g seen in its own frame: a_i = [0; -g_i]
-with g_i = E_i g_parent, a pure translation. The forces of a whole subtree then add up to
-I^c_i a_i, and only the composite mass m^c and first moment h^c = m^c c^c of the subtree matter:
+With no motion, every body's acceleration is the base's -a_g seen in its own frame:
+a_i = [0; -g_i] with g_i = E_i g_parent, a pure translation. The forces of a whole subtree then
+add up to I^c_i a_i, and only the composite mass m^c and first moment h^c = m^c c^c of the
+subtree matter:
     G_i = S_i^T I^c_i [0; -g_i] = S_i^T [-h^c_i x g_i; -m^c_i g_i]   (I [0; v] = [h x v; m v])
-    m^c_parent += m^c_i,   h^c_parent += E_i^T h^c_i + m^c_i r_i      (X_i^T I^c_i X_i, first moment)
+    m^c_parent += m^c_i,   h^c_parent += E_i^T h^c_i + m^c_i r_i
+                                               (X_i^T I^c_i X_i, first moment)
 Outward: one rotation per body; inward: one back-rotation. No rotational inertia is touched.
 """
 from numba import int64
@@ -42,7 +44,7 @@ def gravity_into(md, q, tau):
             # m^c_p += m^c_i,  h^c_p += E_i^T h^c_i + m^c_i r_i
             md[p, IC_M, 0] += m
             accumulate(md, p, IC_H, add(rotate_back(mat(md, i, X_E), h),
-                                             scale(vec(md, i, X_R), m)))
+                                        scale(vec(md, i, X_R), m)))
 
 
 @compiled(int64(INPUT, VECTOR, *MODEL_ARGS))

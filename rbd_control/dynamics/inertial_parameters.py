@@ -155,8 +155,8 @@ def payload_parameters(mass, com=(0.0, 0.0, 0.0), inertia=None) -> np.ndarray:
     """pi of a rigid payload in its link's frame. inertia about the COM: None (a point mass),
     three principal moments, or a 3x3 tensor."""
     try:
-        values = np.concatenate(([mass], np.ravel(com), np.ravel(0.0 if inertia is None
-                                                               else inertia))).astype(float)
+        moments = 0.0 if inertia is None else inertia
+        values = np.concatenate(([mass], np.ravel(com), np.ravel(moments))).astype(float)
     except (TypeError, ValueError) as error:
         raise InputError(f"payload mass, com and inertia must be numbers: {error}") from None
     if not np.all(np.isfinite(values)):

@@ -4,8 +4,9 @@ A link's frame sits in its body at the placement (E_l, r_l) of Model.link_placem
 flanges merged through fixed joints included); the kernels take it with the body index and the
 point packed in one array F = [E_l; r_l; (body, 0, 0); point] (6 x 3, task_space.link_frames;
 the point in link coordinates, zero for the link origin), two arguments fewer.
-Write x_j = R x_link + p for the frame seen in the coordinates of body j. Walking from the link's body towards the root re-expresses it in
-each ancestor's coordinates with that ancestor's joint transform X_j = (E_j, r_j) from jcalc:
+Write x_j = R x_link + p for the frame seen in the coordinates of body j. Walking from the link's
+body towards the root re-expresses it in each ancestor's coordinates with that ancestor's joint
+transform X_j = (E_j, r_j) from jcalc:
     x_parent = E_j^T x_j + r_j        so    R <- E_j^T R,    p <- E_j^T p + r_j
 and at the root (R, p) is world <- link (Pinocchio's updateFramePlacement). One walk over the
 branch, no workspace, nothing computed for bodies off the branch.
@@ -196,4 +197,3 @@ def frame_bias_acceleration_kernel(q, qd, F, out, md):
     if status == 0:
         bias_acceleration_into(md, q, qd, F, out)
     return status
-

@@ -23,8 +23,8 @@ ZERO = (0.0, 0.0, 0.0)
 def compiled(*signatures, nogil=False, allocates=False):
     """An entry-point kernel with explicit signatures, compiled (or loaded from the on-disk
     cache) on its first call, not at import: a process compiles only the kernels it calls
-    (a joint-space controller's first state needs 4-6 of the 20). A call with any other argument types
-    fails fast with TypeError instead of compiling a new specialisation.
+    (a joint-space controller's first state needs 4-6 of the 20). A call with any other argument
+    types fails fast with TypeError instead of compiling a new specialisation.
 
     A single-state kernel keeps the GIL: releasing and retaking it costs ~45 ns of a ~1 µs
     call, and retaking it while another Python thread runs waits for that thread's switch

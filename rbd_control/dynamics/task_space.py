@@ -108,7 +108,7 @@ def frame_jacobian(model, q, link, point=None) -> np.ndarray:
     try:
         F, shape, md = model._jacobian_args[link]   # _frame's fast path, without its call
     except (AttributeError, KeyError, TypeError):
-        _frame(model, link)   # builds the tables on a model's first call; InputError for a bad link
+        _frame(model, link)   # builds the tables on a model's first call; InputError: bad link
         F, shape, md = model._jacobian_args[link]
     if point is not None:
         F = _at_point(F, point)

@@ -37,7 +37,8 @@ def load_urdf(xml: str | bytes, gravity=DEFAULT_GRAVITY, strict: bool = False) -
     if strict and model.warnings:
         more = len(model.warnings) - 5
         raise ModelError(f"robot {model.name!r} refused in strict mode: "
-                         + "; ".join(model.warnings[:5]) + (f"; and {more} more" if more > 0 else ""))
+                         + "; ".join(model.warnings[:5])
+                         + (f"; and {more} more" if more > 0 else ""))
     return model
 
 
@@ -154,7 +155,8 @@ class _ModelBuilder:
         """Depth-first, children in document order, so that parent[i] < i; an explicit stack
         (not recursion) so that any chain length loads."""
         self._place(self.root, -1, np.eye(3), np.zeros(3))
-        stack = [(joint, -1, np.eye(3), np.zeros(3)) for joint in reversed(self.children[self.root])]
+        stack = [(joint, -1, np.eye(3), np.zeros(3))
+                 for joint in reversed(self.children[self.root])]
         while stack:
             joint, body, R, t = stack.pop()
             R_origin, t_origin = _pose(joint.origin, f"joint {joint.name!r}")

@@ -75,7 +75,8 @@ def _limits(model, velocity_fraction, max_acceleration):
     centre = 0.5 * (lower + upper)
     half = np.where(limited, 0.5 * (upper - lower) * (1 - 2 * POSITION_MARGIN), UNLIMITED_RANGE)
     velocity = np.where(np.isfinite(model.velocity_limit), model.velocity_limit, 2.0)
-    return centre, half, velocity * velocity_fraction, np.broadcast_to(max_acceleration, half.shape)
+    acceleration = np.broadcast_to(max_acceleration, half.shape)
+    return centre, half, velocity * velocity_fraction, acceleration
 
 
 def _scaled(traj, times, half, vmax, amax):
