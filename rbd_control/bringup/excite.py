@@ -94,8 +94,9 @@ class Excitation:
 
     def start(self):
         if self.recorder.last_time is None or self.publisher.get_subscription_count() == 0:
-            return          # no joint state yet, or the controller not matched: a goal sent
-                            # now would be lost (volatile QoS); try again on the next poll
+            # no joint state yet, or the controller not matched: a goal sent now would be
+            # lost (volatile QoS); try again on the next poll
+            return
         self.started = self.recorder.last_time
         self.publisher.publish(self.msg)
         print(f"rbd_bringup: excitation sent ({self.length:.0f} s of sim time)", flush=True)

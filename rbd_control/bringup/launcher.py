@@ -58,7 +58,8 @@ class _LoopWatcher:
         self._reported_at = time.monotonic()
         depth = 1000   # ~1 s of a 1 kHz loop: what a slow moment of this process queues
         drained.subscribe(JointState, "/joint_states", self._on_state, depth)
-        drained.subscribe(Float64MultiArray, "/effort_controller/commands", self._on_command, depth)
+        drained.subscribe(Float64MultiArray, "/effort_controller/commands", self._on_command,
+                          depth)
 
     def _on_state(self, msg) -> None:
         self.states += 1
@@ -109,14 +110,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--lockstep", action="store_true", help="one physics step per command")
     parser.add_argument("--sim", choices=ENGINES, default="mujoco",
-                        help="physics engine of the simulator (dart: pip install rbd_control[dart])")
+                        help="physics engine of the simulator "
+                             "(dart: pip install rbd_control[dart])")
     parser.add_argument("--demo-trajectory", action="store_true", help="send one demo trajectory")
     parser.add_argument("--duration", type=float, help="stop after this many wall seconds")
     parser.add_argument("--excite", type=float, metavar="SECONDS",
-                        help="run an excitation trajectory this long, record it, stop (excite.py)")
+                        help="run an excitation trajectory this long, record it, stop "
+                             "(excite.py)")
     parser.add_argument("--record", type=Path, default=Path("excitation.npz"),
                         help="where --excite writes the recording (default: excitation.npz)")
-    parser.add_argument("--log-dir", type=Path, help="keep the nodes' logs here (default: a temp dir)")
+    parser.add_argument("--log-dir", type=Path,
+                        help="keep the nodes' logs here (default: a temp dir)")
     parser.add_argument(
         "--no-joint-damping", action="store_true", help="ignore URDF <dynamics> in the simulator"
     )
@@ -170,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         make_description_publisher(node, config.urdf)
         drained = DrainedSubscriptions(node)
         watcher = _LoopWatcher(drained)
-        trajectory_pub = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory", 10)
+        trajectory_pub = node.create_publisher(JointTrajectory,
+                                               f"/{CONTROLLER_NODE}/joint_trajectory", 10)
         sent = not args.demo_trajectory
         excitation = None
         if args.excite:
@@ -191,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if not sent and watcher.commands > 100:
                         joints = config.joints() or list(watcher.last_state.name)
                         home = dict(zip(watcher.last_state.name, watcher.last_state.position))
-                        trajectory_pub.publish(joint_trajectory_msg(joints, demo_waypoints(home, joints)))
+                        waypoints = demo_waypoints(home, joints)
+                        trajectory_pub.publish(joint_trajectory_msg(joints, waypoints))
                         print("rbd_bringup: demo trajectory sent", flush=True)
                         sent = True
                     if excitation is not None and watcher.commands > 100:

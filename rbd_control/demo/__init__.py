@@ -4,8 +4,8 @@
 
 Modules: data (home pose, trajectory), record (Recorder, Series), run (the phases),
 report (statistics, table, verdict, recording), plots (PNG figures), cartesian (the push
-phase), contact (the obstacle phase), plant (a robot that is not its URDF), identify and identify_report (the
-identification phase and its before / after block), cli (main).
+phase), contact (the obstacle phase), plant (a robot that is not its URDF), identify and
+identify_report (the identification phase and its before / after block), cli (main).
 
 What it shows, with rbd_mujoco_sim and rbd_controller in their own processes (the
 rbd_bringup layout) and this process recording the controller's tuning topics:

@@ -4,7 +4,8 @@ where Lambda is damped and the posture spring leaks into the task), then MuJoCo 
 with a known force through rbd_mujoco_sim's ~/external_wrench: the arm yields to where the
 controller's spring balances the push (K^-1 F for a small push, K the spring the controller
 applies: cartesian_stiffness with the task-space modes faster than the loop's design bandwidth
-softened, laws/cartesian.py; expected_displacement) and springs back when the push ends. Recorded from the controller's ~/current_pose (sim time).
+softened, laws/cartesian.py; expected_displacement) and springs back when the push ends.
+Recorded from the controller's ~/current_pose (sim time).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ MOVE_TIMEOUT_S = 15.0                  # sim s to reach the work pose (within SE
 SETTLED_M = 1e-3
 HOLD_S, PUSH_S, RELEASE_S = 1.0, 3.0, 3.0
 AVERAGE_S = 0.5                        # steady values: the mean over the last 0.5 s
-MAX_YIELD_ERROR = 0.05                 # |displacement - expected| <= 5 % of expected per pushed axis
+MAX_YIELD_ERROR = 0.05                 # |displacement - expected| <= 5 % of expected, per axis
 # expected_displacement's solver: the push in 10 growing shares, finite-difference Newton steps
 EQUILIBRIUM_STEPS, NEWTON_ITERATIONS, NEWTON_STEP = 10, 20, 1e-6
 MAX_SPRING_BACK = 1e-4                 # m left after the release

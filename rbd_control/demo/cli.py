@@ -20,9 +20,9 @@ from rbd_control.demo.run import DemoRun
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 from rbd_control.params.simulator import ENGINES
+from rbd_control.ros.description_publisher import make_description_publisher
 
 ENGINE_NAMES = {"mujoco": "MuJoCo", "dart": "DART"}
-from rbd_control.ros.description_publisher import make_description_publisher
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -38,7 +38,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--config", type=Path, help="controller YAML (default: config/arm_controller.yaml)"
     )
     parser.add_argument("--sim", choices=ENGINES, default="mujoco",
-                        help="the simulator's physics engine (dart: pip install rbd_control[dart])")
+                        help="the simulator's physics engine "
+                             "(dart: pip install rbd_control[dart])")
     parser.add_argument(
         "--skip-identification", action="store_true",
         help="leave out the identification phase (identify.py; about half the demo's time)",
@@ -52,7 +53,8 @@ def _import_rclpy():
     except ImportError as error:
         raise SystemExit(
             f"rbd_demo needs rclpy ({error}). Install the ROS 2 wheels "
-            "(pip install -r requirements/ros.txt) and `source scripts/ros_env.sh`, or source a ROS 2 Jazzy install."
+            "(pip install -r requirements/ros.txt) and `source scripts/ros_env.sh`, "
+            "or source a ROS 2 Jazzy install."
         )
 
 
@@ -91,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
         if with_contact else config
     with ros_session("rbd_demo") as (node, executor):
         description = make_description_publisher(node, urdf)
-        print(f"rbd_control demo: default arm '{model.name}', {ENGINE_NAMES[args.sim]} 1 kHz {pacing}; logs in {config.log_dir}")
+        print(f"rbd_control demo: default arm '{model.name}', {ENGINE_NAMES[args.sim]} 1 kHz "
+              f"{pacing}; logs in {config.log_dir}")
         try:
             with Bringup(main) as bringup:
                 demo = DemoRun(node, executor, bringup, joints)
@@ -116,12 +119,14 @@ def run(args: argparse.Namespace) -> int:
     recorder = demo.recorder
     gravity = recorder.series(*demo.windows["gravity_compensation"])
     tracking = {mode: recorder.series(*demo.windows[mode]) for mode in TRACKING_MODES}
-    latency = recorder.latency_between(demo.windows[TRACKING_MODES[0]][0], demo.windows[TRACKING_MODES[-1]][1])
+    latency = recorder.latency_between(demo.windows[TRACKING_MODES[0]][0],
+                                       demo.windows[TRACKING_MODES[-1]][1])
     print()
     print(summary_table(joints, gravity, tracking, latency))
     for path in write_plots(args.output, joints, gravity, tracking, limits):
         print(f"wrote {path}")
-    print(f"wrote {save_recording(args.output / 'recording.npz', joints, gravity, tracking, latency)}")
+    recording = save_recording(args.output / "recording.npz", joints, gravity, tracking, latency)
+    print(f"wrote {recording}")
     print(cartesian.summary(push))
     print(f"wrote {cartesian.write_plot(args.output, push)}")
     print(contact.summary(touched, contact.SKIPPED_DART))

@@ -34,7 +34,7 @@ from rbd_control.params.controller import CONTROLLER_PARAMETERS
 PHASE = "contact"
 PROBE_RADIUS = 0.03                    # m, the sphere on tool0
 BOX_HALF = 0.05                        # m, half the box's edge
-BOX_OFFSET = 0.07                      # m from tool0 at HIT_PAN to the box centre, along the motion
+BOX_OFFSET = 0.07                      # m from tool0 at HIT_PAN to the box centre, along motion
 HIT_PAN = 0.35                         # rad of shoulder_pan from the work pose at the box
 SPEED = 0.8                            # rad/s of shoulder_pan at constant velocity
 ACCEL_S = 0.5                          # s from rest to SPEED
@@ -101,8 +101,9 @@ class ContactResult:
     level: float              # the collision level in force when the truth passed it, N m
     true_over: float | None   # s: the true |tau_ext| first above level
     detected: float | None    # s: ~/contact_state's detected_at
-    stopped: float | None     # s: the first instant after the detection with every joint
-                              # below STOPPED_SPEED (as test/control/test_contact.py measures)
+    # s: the first instant after the detection with every joint below STOPPED_SPEED (as
+    # test/control/test_contact.py measures)
+    stopped: float | None
     peak_force: float         # N
     reason: str               # the collision's reason (~/contact_state's message)
     velocity_time: np.ndarray = None   # s, /joint_states stamps
@@ -223,9 +224,10 @@ class ContactPhase:
 
 def analyse(t, estimated, true, t_velocity, velocity, detected, peak_force, reason):
     """The phase's figures from its samples, times in s since the trajectory was sent: the
-    collision level in force (accelerating outside the constant-velocity stretch), when the truth first passed it,
-    and when every joint first went below STOPPED_SPEED after the detection (the largest speed
-    after that is `creep`: a light wrist the impact spun settling back to the held pose)."""
+    collision level in force (accelerating outside the constant-velocity stretch), when the
+    truth first passed it, and when every joint first went below STOPPED_SPEED after the
+    detection (the largest speed after that is `creep`: a light wrist the impact spun settling
+    back to the held pose)."""
     accelerating_level, nominal_level = levels()[1], levels()[3]
     level = np.where((t < ACCEL_S) | (t > ACCEL_S + PAN_S), accelerating_level, nominal_level)
     over = np.flatnonzero(np.max(np.abs(true), axis=1) > level) if len(t) else []

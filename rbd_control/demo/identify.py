@@ -125,7 +125,8 @@ class IdentificationPhase:
 
         with self._bringup("payload excitation", "feedforward_pd", excite=True):
             lead_in = length - excite_s
-            payload_data = self._excite(excitation, lead_in + PAYLOAD_EXCITE_S, "payload excitation",
+            payload_data = self._excite(excitation, lead_in + PAYLOAD_EXCITE_S,
+                                        "payload excitation",
                                         self.folder / "payload_excitation.npz")
         _say("fitting the payload on the identified arm")
         loaded = fit(load_urdf(identified.read_text()), payload_data.t, payload_data.q,

@@ -70,7 +70,8 @@ def write_plot(output: Path, outcome: IdentificationOutcome) -> Path:
             ax_hold.semilogy(t - t[0], np.maximum(np.abs(actual - actual[0]).max(axis=1), 1e-7),
                              color=f"C{c}", label=name)
         t, desired, actual, _ = run.track.arrays()
-        ax_track.semilogy(t - t[0], np.maximum(np.linalg.norm(wrap_to_pi(desired - actual), axis=1), 1e-7),
+        error = np.linalg.norm(wrap_to_pi(desired - actual), axis=1)
+        ax_track.semilogy(t - t[0], np.maximum(error, 1e-7),
                           color=f"C{c}", lw=1.0, label=f"{name} (RMS {run.rms * 1e3:.3g} mrad)")
     ax_hold.axhline(MAX_IDENTIFIED_DRIFT, color="k", ls=":", lw=0.8, label="1e-3 rad")
     ax_hold.set_ylabel("max |q - q(0)| [rad]")

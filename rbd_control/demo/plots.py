@@ -9,7 +9,8 @@ from rbd_control.control.angles import wrap_to_pi
 from rbd_control.demo.record import Series
 
 
-def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Series], limits) -> list[Path]:
+def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Series],
+                limits) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,7 +22,8 @@ def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Serie
     modes = list(tracking)
 
     # desired vs actual, one column per mode
-    fig, axes = plt.subplots(n, len(modes), figsize=(6 * len(modes), 1.9 * n), sharex="col", squeeze=False)
+    fig, axes = plt.subplots(n, len(modes), figsize=(6 * len(modes), 1.9 * n), sharex="col",
+                             squeeze=False)
     for c, mode in enumerate(modes):
         t, desired, actual, _ = tracking[mode].arrays()
         t = t - t[0]
@@ -69,7 +71,8 @@ def write_plots(output: Path, joints, gravity: Series, tracking: dict[str, Serie
         limit = f"limit {limits[j]:g}" if np.isfinite(limits[j]) else "no limit"
         ax.set_ylabel(f"{joints[j]}\n[N m]\n({limit})", fontsize=8)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_title("commanded effort (URDF <limit effort> in each label; red dotted when approached)")
+    axes[0, 0].set_title("commanded effort (URDF <limit effort> in each label; "
+                         "red dotted when approached)")
     axes[0, 0].legend(loc="upper right", fontsize=8)
     axes[-1, 0].set_xlabel("time since trajectory sent [s]")
     written.append(_save(fig, output / "effort.png"))

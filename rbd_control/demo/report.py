@@ -40,7 +40,8 @@ def drift(series: Series) -> np.ndarray:
     return np.max(np.abs(actual - actual[0]), axis=0)
 
 
-def summary_table(joints, gravity: Series, tracking: dict[str, Series], latency: np.ndarray) -> str:
+def summary_table(joints, gravity: Series, tracking: dict[str, Series],
+                  latency: np.ndarray) -> str:
     mrad = 1e3
     lines = []
     g_drift = drift(gravity)
@@ -93,12 +94,14 @@ def summary_table(joints, gravity: Series, tracking: dict[str, Series], latency:
     return "\n".join(lines)
 
 
-def save_recording(path: Path, joints, gravity: Series, tracking: dict[str, Series], latency) -> Path:
+def save_recording(path: Path, joints, gravity: Series, tracking: dict[str, Series],
+                   latency) -> Path:
     """The raw samples behind the table and plots, for a user's own analysis (numpy .npz)."""
     arrays = {"joints": np.array(joints), "latency_s": np.asarray(latency)}
     for name, series in {"gravity_compensation": gravity, **tracking}.items():
         t, desired, actual, effort = series.arrays()
-        arrays.update({f"{name}_t": t, f"{name}_desired": desired, f"{name}_actual": actual, f"{name}_effort": effort})
+        arrays.update({f"{name}_t": t, f"{name}_desired": desired, f"{name}_actual": actual,
+                       f"{name}_effort": effort})
     np.savez_compressed(path, **arrays)
     return path
 
@@ -108,9 +111,11 @@ def verdict(gravity: Series, tracking: dict[str, Series]) -> list[str]:
     problems = []
     worst_drift = float(drift(gravity).max())
     if not worst_drift < MAX_GRAVITY_DRIFT:
-        problems.append(f"gravity_compensation drifted {worst_drift:.3g} rad (limit {MAX_GRAVITY_DRIFT:g})")
+        problems.append(f"gravity_compensation drifted {worst_drift:.3g} rad "
+                        f"(limit {MAX_GRAVITY_DRIFT:g})")
     for mode, series in tracking.items():
         rms = float(np.sqrt(np.mean(tracking_stats(series).rms ** 2)))
         if not rms < MAX_TRACKING_RMS:
-            problems.append(f"{mode} RMS tracking error {rms:.3g} rad (limit {MAX_TRACKING_RMS:g})")
+            problems.append(f"{mode} RMS tracking error {rms:.3g} rad "
+                            f"(limit {MAX_TRACKING_RMS:g})")
     return problems

@@ -35,7 +35,8 @@ class Progress:
             self.done()
             self._phase = (phase, now)
         self._line = (f"[demo] {phase:<22} sim t {max(sim_now, 0.0):6.2f} s / {sim_end:6.2f} s"
-                      f"   wall {now - self._phase[1]:5.1f} s (total {now - self._started:5.1f} s)")
+                      f"   wall {now - self._phase[1]:5.1f} s"
+                      f" (total {now - self._started:5.1f} s)")
         if self._tty and (force or now - self._last >= 0.2):
             self._last = now
             sys.stderr.write("\r" + self._line + "   ")
@@ -122,8 +123,8 @@ class DemoRun:
         request.parameters = [Parameter(name, value=value).to_parameter_msg()
                               for name, value in values.items()]
         self.spin_until(
-            lambda: self._set_parameters.service_is_ready(), 10.0, "the parameter service", phase, 0
-        )
+            lambda: self._set_parameters.service_is_ready(), 10.0, "the parameter service", phase,
+            0)
         future = self._set_parameters.call_async(request)
         what = ", ".join(f"{name} := {value}" for name, value in values.items())
         self.spin_until(future.done, 10.0, what, phase, 0)
@@ -134,8 +135,8 @@ class DemoRun:
     def wait_for_start(self, phase: str) -> None:
         """Until the controller has answered the first state (sim time >= 0)."""
         self.spin_until(
-            lambda: self.recorder.sim_time >= 0.0, STARTUP_TIMEOUT_S, "the first command", phase, GRAVITY_HOLD_S
-        )
+            lambda: self.recorder.sim_time >= 0.0, STARTUP_TIMEOUT_S, "the first command", phase,
+            GRAVITY_HOLD_S)
 
     def gravity_compensation(self, phase: str = "gravity_compensation") -> None:
         # The controller starts in gravity_compensation and the lockstep simulator only

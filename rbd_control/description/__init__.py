@@ -1,7 +1,8 @@
 """The robot description shipped with rbd_control: the default 6-DoF arm ``rbd_arm``.
 
     default_arm_urdf() -> str       the URDF text
-    default_arm_path() -> str       a filesystem path to it (for launch files and ``xacro``-free tools)
+    default_arm_path() -> str       a filesystem path to it (for launch files, ``xacro``-free
+                                    tools)
 
 The URDF is read through importlib.resources so it works from a source checkout, a wheel and
 an ament install alike.
