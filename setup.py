@@ -40,7 +40,8 @@ setup(
         share('launch', 'launch/*.launch.py'),
         share('config', 'config/*.yaml'),
         share('urdf', f'{PACKAGE}/description/*.urdf'),
-    ] + ([(f'lib/{PACKAGE}', sorted(glob('resource/lib/*')))] if 'bdist_wheel' in sys.argv else []),
+    ] + ([(f'lib/{PACKAGE}', sorted(glob('resource/lib/*')))]
+         if 'bdist_wheel' in sys.argv else []),
     # xacro expands .xacro descriptions (rbd_control.description.files): PyPI `xacro` is
     # the ROS package's own Python code, ros-<distro>-xacro under ROS (package.xml).
     install_requires=['numpy', 'scipy', 'numba', 'urdf-parser-py', 'xacro'],

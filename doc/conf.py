@@ -32,7 +32,8 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # signatures stay readable; the docstrings say the types
 # members a class inherits from a class of ours are its own; not those of Python's base classes
 # (exceptions, tuples)
-autodoc_default_options = {"members": True, "inherited-members": "BaseException,Exception,ValueError,tuple,object"}
+autodoc_default_options = {"members": True,
+                           "inherited-members": "BaseException,Exception,ValueError,tuple,object"}
 
 html_theme = "sphinx_rtd_theme"
 html_theme_options = {"navigation_depth": 3, "collapse_navigation": False}

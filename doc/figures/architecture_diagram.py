@@ -10,7 +10,8 @@ ROWS = [
     [("cli/", "console-script front doors: --help from the tables, no kernel loaded")],
     [("demo/", "the demo: record, run, report, plots, cartesian, identify")],
     [("bringup/", "rbd_bringup: launcher, processes, --excite, waypoints")],
-    [("ros/", "every rclpy node: controller/ (rbd_controller), simulator/ (rbd_mujoco_sim), conversions, qos, run")],
+    [("ros/", "every rclpy node: controller/ (rbd_controller), simulator/ (rbd_mujoco_sim), "
+              "conversions, qos, run")],
     [("control/", "controller core: Controller, trajectory/, laws/, safety/, model/"),
      ("sim/", "MuJoCo plant: model builder, Simulator"),
      ("identification/", "base parameters, excitation, fit, rbd_identify")],
@@ -42,7 +43,8 @@ def svg() -> str:
     height = TOP + len(ROWS) * (BOX_H + GAP) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">',
-           '<defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" orient="auto">'
+           '<defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" '
+           'orient="auto">'
            '<path d="M0,0 L10,4 L0,8 z" fill="#555"/></marker></defs>',
            f'<text x="{LEFT}" y="24" font-size="15" font-weight="bold">'
            'rbd_control: each layer imports only the layers below it</text>']

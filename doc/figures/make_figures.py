@@ -37,6 +37,7 @@ IMAGES = Path(__file__).resolve().parents[1] / "images"
 # the demo runs its simulator in lock step: the controller designs its gains for that loop
 LOOP = LOCKSTEP_LOOP
 
+
 def run(simulator: Simulator, controller: Controller, duration: float, series: Series,
         on_step=None) -> None:
     """Lock step at the simulator's rate: each state answered, its torque held for one step."""
@@ -59,7 +60,8 @@ def controller_order(state, controller) -> np.ndarray:
 
 
 def gravity_phase(urdf: str, model) -> Series:
-    simulator = Simulator(urdf, commanded_joints=model.joint_names, initial_positions=DEFAULT_ARM_HOME)
+    simulator = Simulator(urdf, commanded_joints=model.joint_names,
+                          initial_positions=DEFAULT_ARM_HOME)
     controller = Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP))
     series = Series()
     run(simulator, controller, GRAVITY_HOLD_S, series)
@@ -67,12 +69,15 @@ def gravity_phase(urdf: str, model) -> Series:
 
 
 def tracking_phase(urdf: str, model, mode: str) -> Series:
-    simulator = Simulator(urdf, commanded_joints=model.joint_names, initial_positions=DEFAULT_ARM_HOME)
+    simulator = Simulator(urdf, commanded_joints=model.joint_names,
+                          initial_positions=DEFAULT_ARM_HOME)
     controller = Controller(model, ControllerConfig(mode=mode, **LOOP))
     waypoints = demo_waypoints(DEFAULT_ARM_HOME, model.joint_names)
     times, q, qd, qdd = (np.array(column) for column in zip(*waypoints))
-    controller.update(0.0, simulator.state().names, simulator.state().position, simulator.state().velocity)
-    controller.set_trajectory(JointTrajectory.from_arrays(model.joint_names, times, q, qd, qdd), 0.0)
+    state = simulator.state()
+    controller.update(0.0, state.names, state.position, state.velocity)
+    controller.set_trajectory(JointTrajectory.from_arrays(model.joint_names, times, q, qd, qdd),
+                              0.0)
     series = Series()
     run(simulator, controller, times[-1] + SETTLE_AFTER_TRAJECTORY_S, series)
     return series
@@ -80,7 +85,8 @@ def tracking_phase(urdf: str, model, mode: str) -> Series:
 
 def cartesian_phase(urdf: str, model) -> cartesian.CartesianResult:
     """The demo's push: tool0 held at the work pose, pushed with PUSH_FORCE, released."""
-    simulator = Simulator(urdf, commanded_joints=model.joint_names, initial_positions=cartesian.WORK_JOINTS)
+    simulator = Simulator(urdf, commanded_joints=model.joint_names,
+                          initial_positions=cartesian.WORK_JOINTS)
     config = ControllerConfig(mode="cartesian_impedance", ee_link=cartesian.EE_LINK, **LOOP)
     controller = Controller(model, config)
     start = [cartesian.WORK_JOINTS[j] for j in model.joint_names]
@@ -92,9 +98,11 @@ def cartesian_phase(urdf: str, model) -> cartesian.CartesianResult:
             simulator.set_external_wrench(cartesian.EE_LINK, cartesian.PUSH_FORCE)
         if abs(t - cartesian.HOLD_S - cartesian.PUSH_S) < 0.5 * simulator.timestep:
             simulator.set_external_wrench(cartesian.EE_LINK, (0.0, 0.0, 0.0))
-        positions.append(frame_pose(model, controller_order(state, controller), cartesian.EE_LINK)[:3, 3])
+        q = controller_order(state, controller)
+        positions.append(frame_pose(model, q, cartesian.EE_LINK)[:3, 3])
 
-    run(simulator, controller, cartesian.HOLD_S + cartesian.PUSH_S + cartesian.RELEASE_S, Series(), push)
+    run(simulator, controller, cartesian.HOLD_S + cartesian.PUSH_S + cartesian.RELEASE_S, Series(),
+        push)
     positions = np.array(positions)
     time = np.arange(len(positions)) * simulator.timestep
     displacement = positions - frame_pose(model, start, cartesian.EE_LINK)[:3, 3]
@@ -104,7 +112,8 @@ def cartesian_phase(urdf: str, model) -> cartesian.CartesianResult:
         return displacement[window].mean(axis=0)
 
     return cartesian.CartesianResult(
-        time=time, displacement=displacement, expected=cartesian.expected_displacement(model, config.cartesian_stiffness, LOOP),
+        time=time, displacement=displacement,
+        expected=cartesian.expected_displacement(model, config.cartesian_stiffness, LOOP),
         yielded=steady(cartesian.HOLD_S + cartesian.PUSH_S), residual=steady(time[-1]))
 
 
@@ -138,8 +147,9 @@ def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
     def excite(duration, payloads=()):
         simulator = plant_at(excitation.sample(0.0)[0][0], payloads)
         trajectory = JointTrajectory.from_arrays(joints, *excitation.waypoints())
-        t, _, q, tau = follow(simulator, Controller(nominal, ControllerConfig(mode="feedforward_pd", **LOOP, **EXCITATION_BANDWIDTH)),
-                              trajectory, duration).arrays()
+        controller = Controller(nominal, ControllerConfig(mode="feedforward_pd", **LOOP,
+                                                          **EXCITATION_BANDWIDTH))
+        t, _, q, tau = follow(simulator, controller, trajectory, duration).arrays()
         return t, q, tau
 
     arm = fit(nominal, *excite(excitation.duration))
@@ -150,19 +160,21 @@ def identification_campaign(urdf: str, nominal) -> IdentificationOutcome:
               "exact": (with_payload(load_urdf(plant), p.link, p.mass, p.com, p.inertia),
                         true_friction_parameters())}
     times, waypoints, velocities = validation_waypoints()
-    validation = JointTrajectory.from_arrays(joints, times, waypoints, velocities, np.zeros_like(waypoints))
+    validation = JointTrajectory.from_arrays(joints, times, waypoints, velocities,
+                                             np.zeros_like(waypoints))
     runs = {}
     for name, (model, friction) in models.items():
         hold = None
         if name != "exact":   # as in the demo: the exact model's hold says nothing new
             hold = Series()
-            run(plant_at(HOLD_POSE, [TRUE_PAYLOAD]), Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP)),
-                GRAVITY_HOLD_S, hold)
-        track = follow(plant_at(waypoints[0], [TRUE_PAYLOAD]),
-                       Controller(model, ControllerConfig(mode="feedforward_pd", friction=friction, **LOOP)),
+            holding = Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP))
+            run(plant_at(HOLD_POSE, [TRUE_PAYLOAD]), holding, GRAVITY_HOLD_S, hold)
+        tracking = ControllerConfig(mode="feedforward_pd", friction=friction, **LOOP)
+        track = follow(plant_at(waypoints[0], [TRUE_PAYLOAD]), Controller(model, tracking),
                        validation, times[-1] + SETTLE_TIME)
         runs[name] = ModelRun(hold=hold, track=track)
-    return IdentificationOutcome(runs=runs, friction_error=np.zeros(0), payload_mass=loaded.payload.mass,
+    return IdentificationOutcome(runs=runs, friction_error=np.zeros(0),
+                                 payload_mass=loaded.payload.mass,
                                  condition_number=arm.condition_number,
                                  recorded_s=excitation.duration + 10.0,
                                  excite_s=excitation.duration, folder=IMAGES)
