@@ -71,7 +71,8 @@ def run_closed_loop(controller: Controller, plant: Plant, duration: float, on_st
         command = controller.update(t, names, q, qd)
         plant.step(command.tau)
         times[k] = t
-        q_log[k], qd_log[k], q_des[k], qd_des[k], tau_log[k] = q, qd, command.desired_q, command.desired_qd, command.tau
+        q_log[k], qd_log[k], tau_log[k] = q, qd, command.tau
+        q_des[k], qd_des[k] = command.desired_q, command.desired_qd
     return dict(t=times, q=q_log, qd=qd_log, q_des=q_des, qd_des=qd_des, tau=tau_log)
 
 
@@ -95,4 +96,3 @@ def residual_over_the_demo(controller, sim, names):
         peak = np.maximum(peak, np.abs(controller.contact.tau_ext))
         flagged += controller.contact.detector.in_contact
     return peak, flagged
-

@@ -94,7 +94,8 @@ def test_gravity_compensation_with_damping_still_holds_and_slows_a_push(arm_urdf
     # Damping per joint in proportion to its inertia (150 /s on the gains' d): one number
     # for all joints would be far too much for the light wrist (D dt / h > 2 is unstable).
     damping = list(150.0 * Controller(arm_model).gains.reference_inertia)
-    controller = Controller(arm_model, ControllerConfig(mode="gravity_compensation", damping=damping))
+    controller = Controller(arm_model, ControllerConfig(mode="gravity_compensation",
+                                                        damping=damping))
     log = run_closed_loop(controller, plant, 2.0)
     assert np.abs(log["qd"][-1]).max() < 0.05          # the push has died out
     assert np.abs(log["qd"][-1] - log["qd"][-2]).max() < 1e-3  # and the arm is at rest
@@ -102,7 +103,8 @@ def test_gravity_compensation_with_damping_still_holds_and_slows_a_push(arm_urdf
 
 def test_computed_torque_tracks_quintic_below_1e_3_rms(arm_urdf, arm_model):
     errors, _ = track(arm_urdf, arm_model, "computed_torque")
-    print(f"\ncomputed_torque: RMS error {rms(errors):.3g} rad, max {np.abs(errors).max():.3g} rad")
+    print(f"\ncomputed_torque: RMS error {rms(errors):.3g} rad, "
+          f"max {np.abs(errors).max():.3g} rad")
     assert rms(errors) < 1e-3
 
 
@@ -124,8 +126,9 @@ def test_unknown_1kg_payload_computed_torque_converges(arm_urdf, arm_model):
                           **loop)
     settled = np.abs(errors[-500:]).max(axis=0)
     drift_last_half_s = np.abs(errors[-1] - errors[-500])
-    print(f"\ncomputed_torque with unknown 1 kg: RMS {rms(errors):.3g} rad, max {np.abs(errors).max():.3g}"
-          f" rad, settled error per joint {np.round(settled, 4)} rad")
+    print(f"\ncomputed_torque with unknown 1 kg: RMS {rms(errors):.3g} rad, "
+          f"max {np.abs(errors).max():.3g} rad, "
+          f"settled error per joint {np.round(settled, 4)} rad")
     assert np.all(np.isfinite(errors))
     assert np.abs(errors).max() < 0.3        # bounded during the motion
     assert settled.max() < 0.06              # bounded at rest (stiffness of the default gains)
@@ -180,7 +183,8 @@ def test_watchdog_engages_when_states_stop(arm_urdf, arm_model, safe_action):
         mode="feedforward_pd", state_timeout=timeout, safe_action=safe_action))
     names = plant.joint_names
     controller.update(0.0, names, *plant.state())
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(WAYPOINTS[1], time_from_start=2.0)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint(WAYPOINTS[1], time_from_start=2.0)]), 0.0)
     for _ in range(1000):  # states flow for 1 s
         t = plant.time
         assert controller.check_watchdog(t) is None
@@ -217,7 +221,8 @@ def test_safe_action_at_rest_hold_keeps_the_arm_zero_drops_it(arm_urdf, arm_mode
     q0 = np.array(POSES["stretched_sideways"])
     plant = make_plant(arm_urdf, arm_model.joint_names)
     plant.reset(q0)
-    controller = Controller(arm_model, ControllerConfig(state_timeout=0.02, safe_action=safe_action))
+    controller = Controller(arm_model, ControllerConfig(state_timeout=0.02,
+                                                        safe_action=safe_action))
     names = plant.joint_names
     for _ in range(200):  # holding at rest with fresh states
         last_tau = controller.update(plant.time, names, *plant.state()).tau

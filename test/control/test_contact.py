@@ -106,7 +106,8 @@ def test_known_wrench_gives_residual_within_5_percent_of_JT_f(arm_urdf, robot, l
             # the force acts at the link origin: tau_ext = J_v^T f (J rows [omega; v])
             expected = frame_jacobian(model, model_q(controller, state), link)[3:].T @ force
             expected = expected[controller._map.index]
-            error = np.max(np.abs(controller.contact.tau_ext - expected)) / np.max(np.abs(expected))
+            error = (np.max(np.abs(controller.contact.tau_ext - expected))
+                     / np.max(np.abs(expected)))
             worst = max(worst, error)
     print(f"\n{robot} {link} ({'measured' if measured else 'commanded'} effort): "
           f"max |r - J^T f| / max |J^T f| = {worst:.4f} over the 50 ms after 5/K_O s; "
@@ -135,8 +136,8 @@ def test_obstacle_collision_is_detected_within_10_ms_and_the_arm_stops(arm_urdf,
                                 observer_gain=ContactConfig().observer_gain)   # the default
     state = sim.state()
     controller.update(0.0, state.names, state.position, state.velocity)
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(q_end, time_from_start=2.0)]),
-                              0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint(q_end, time_from_start=2.0)]), 0.0)
     contact = controller.contact
     true_over = detected = stopped = None
     peak = 0.0

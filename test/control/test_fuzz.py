@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from rbd_control.control import (MODES, Controller, ControllerConfig, JointTrajectory, StateError,
                                  TrajectoryError, TrajectoryPoint)
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 any_float = st.floats(allow_nan=True, allow_infinity=True, width=64)
 # mostly plausible numbers, sometimes extreme or non-finite ones

@@ -220,12 +220,14 @@ def test_controller_rejects_a_moving_end_unless_configured(arm_model):
     np.testing.assert_allclose(after.desired_qd, [0.0] * 5 + [0.3])
 
 
-def test_execute_trajectory_in_the_future_reaches_its_first_point_at_its_time(controller, arm_model):
+def test_execute_trajectory_in_the_future_reaches_its_first_point_at_its_time(controller,
+                                                                              arm_model):
     # test_execute_partial_traj_in_future: the start stamp lies ahead; the segment from the
     # state before the trajectory runs from now to the first point's time (start + 0.5 s)
     names = list(arm_model.joint_names)
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.2] * 6, time_from_start=0.5)],
-                                              start_time=1.0), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint([0.2] * 6, time_from_start=0.5)], start_time=1.0),
+        0.0)
     command = step_to(controller, arm_model, 0.01, 0.75)
     np.testing.assert_allclose(command.desired_q, 0.1, atol=1e-12)   # halfway at half time
     command = step_to(controller, arm_model, 0.76, 1.6)
@@ -234,11 +236,13 @@ def test_execute_trajectory_in_the_future_reaches_its_first_point_at_its_time(co
 
 def test_an_old_trajectory_is_refused_and_the_running_one_goes_on(controller, arm_model):
     names = list(arm_model.joint_names)
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
     step_to(controller, arm_model, 0.01, 0.5)
     with pytest.raises(OldTrajectoryError):
-        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.0] * 6, time_from_start=0.1)],
-                                                  start_time=0.2), 0.5)
+        controller.set_trajectory(
+            JointTrajectory(names, [TrajectoryPoint([0.0] * 6, time_from_start=0.1)],
+                            start_time=0.2), 0.5)
     command = step_to(controller, arm_model, 0.51, 1.2)
     np.testing.assert_allclose(command.desired_q, 0.3, atol=1e-12)
 
@@ -254,7 +258,8 @@ def test_angle_wraparound_error_takes_the_short_way(arm_model):
 
 def test_an_older_state_is_ignored_counted_and_the_trajectory_goes_on(controller, arm_model):
     names = list(arm_model.joint_names)
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
     before = step_to(controller, arm_model, 0.01, 0.5)
     for stamp in (0.49, 0.45):
         with pytest.raises(StateError, match="older than the last one"):
@@ -269,7 +274,8 @@ def test_an_older_state_is_ignored_counted_and_the_trajectory_goes_on(controller
 
 def test_a_restarted_clock_carries_the_trajectory_over(controller, arm_model):
     names = list(arm_model.joint_names)
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
     before = step_to(controller, arm_model, 0.01, 0.5)
     # the clock jumps back by far more than state_timeout: a new time base, not a late state
     after = controller.update(0.0, names, before.desired_q, np.zeros(6))
@@ -279,10 +285,12 @@ def test_a_restarted_clock_carries_the_trajectory_over(controller, arm_model):
     assert controller.trajectory_end_time == pytest.approx(0.5)
 
 
-def test_the_trajectory_generation_tells_a_replaced_motion_from_a_moved_clock(controller, arm_model):
+def test_the_trajectory_generation_tells_a_replaced_motion_from_a_moved_clock(controller,
+                                                                              arm_model):
     names = list(arm_model.joint_names)
     seen = [controller.trajectory_generation]
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint([0.3] * 6, time_from_start=1.0)]), 0.0)
     seen.append(controller.trajectory_generation)
     step_to(controller, arm_model, 0.01, 0.5)
     assert controller.trajectory_generation == seen[-1]          # following it changes nothing

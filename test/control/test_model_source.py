@@ -72,7 +72,8 @@ def test_without_explicit_joints_another_robot_is_adopted(arm_urdf):
 def test_explicit_joints_refuse_a_robot_lacking_them(arm_urdf):
     source = ModelSource(joints=["shoulder_pan", "elbow"])
     source.install(source.parse(arm_urdf, TOPIC))
-    with pytest.raises(ModelRefused, match=r"\['shoulder_pan', 'elbow'\] are not moving joints of robot 'pendulum'"):
+    with pytest.raises(ModelRefused, match=r"\['shoulder_pan', 'elbow'\] are not moving joints "
+                                           r"of robot 'pendulum'"):
         source.parse(two_joint_urdf(), TOPIC)
 
 
@@ -104,4 +105,5 @@ def test_set_model_keeps_the_gains_set_at_runtime_for_joints_that_persist(arm_ur
     names = list(controller.joint_names)
     assert controller.gains.kp[names.index("elbow")] == 123.0           # set at runtime: kept
     assert controller.gains.kd[names.index("wrist_1")] == 7.0           # config: kept
-    assert controller.gains.kp[names.index("shoulder_lift")] > default_kp[names.index("shoulder_lift")]
+    shoulder_lift = names.index("shoulder_lift")
+    assert controller.gains.kp[shoulder_lift] > default_kp[shoulder_lift]

@@ -44,7 +44,8 @@ def test_a_fast_swing_is_softened_then_held():
 @pytest.mark.parametrize("velocity", [
     lambda t: 0.5 * math.sin(2 * math.pi * 2.0 * t),     # slow: within the loop's bandwidth
     lambda t: 0.02 * math.sin(2 * math.pi * 50.0 * t),   # fast but below oscillation.velocity
-    lambda t: 0.5 * math.exp(-40 * t) * math.sin(2 * math.pi * 20.0 * t),  # a damped knock (zeta 0.3)
+    # a damped knock (zeta 0.3)
+    lambda t: 0.5 * math.exp(-40 * t) * math.sin(2 * math.pi * 20.0 * t),
 ])
 def test_slow_small_or_decaying_motion_is_not_an_oscillation(velocity):
     detector = OscillationDetector(JOINTS)

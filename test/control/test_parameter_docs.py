@@ -29,9 +29,11 @@ def test_one_row_per_table_entry():
     for node, parameters in tables():
         rows = [row(p) for p in parameters]
         assert [r[0] for r in rows] == [p.name for p in parameters]
-        assert all(len(r) == len(COLUMNS) and r[4] for r in rows), f"{node}: a row lacks its meaning"
+        assert all(len(r) == len(COLUMNS) and r[4] for r in rows), \
+            f"{node}: a row lacks its meaning"
     text = generated()
-    for name in ("`mode`", "`gains.<joint>.p`", "`gains.<joint>.i_clamp`", "`lockstep`", "`timestep`"):
+    for name in ("`mode`", "`gains.<joint>.p`", "`gains.<joint>.i_clamp`", "`lockstep`",
+                 "`timestep`"):
         assert name in text
 
 

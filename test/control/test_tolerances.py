@@ -87,7 +87,8 @@ def test_goal_time_tolerance_zero_keeps_and_minus_one_erases(defaults):
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(path_tolerance=[JointTolerance("elbow", 0.1)]), "path_tolerance names joint 'elbow'"),
-    (dict(goal_tolerance=[JointTolerance("joint1", velocity=-3.0)]), "goal_tolerance joint1.velocity"),
+    (dict(goal_tolerance=[JointTolerance("joint1", velocity=-3.0)]),
+     "goal_tolerance joint1.velocity"),
     (dict(goal_time_tolerance=-2.0), "goal_time_tolerance"),
 ])
 def test_bad_goal_tolerances_are_errors_naming_the_field(defaults, kwargs, match):

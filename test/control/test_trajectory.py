@@ -105,8 +105,9 @@ def test_start_stamp_in_future_and_zero_means_now():
 
 def test_after_last_point_its_position_and_velocity_are_kept():
     # JTC: past the end the sample is the last point (accelerations not given -> 0)
-    traj = JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], [1, 1, 1], time_from_start=0.0),
-                                    TrajectoryPoint([1, 1, 1], [0.5, 0.5, 0.5], time_from_start=1.0)])
+    traj = JointTrajectory(JOINTS, [
+        TrajectoryPoint([0, 0, 0], [1, 1, 1], time_from_start=0.0),
+        TrajectoryPoint([1, 1, 1], [0.5, 0.5, 0.5], time_from_start=1.0)])
     piece, _ = plan_for(traj)
     q, v, a, _ = sample(piece, 3.0)
     np.testing.assert_allclose(q, [1, 1, 1])
@@ -116,14 +117,16 @@ def test_after_last_point_its_position_and_velocity_are_kept():
 
 def test_start_in_past_samples_mid_trajectory():
     traj = JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], time_from_start=0.0),
-                                    TrajectoryPoint([2, 0, 0], time_from_start=2.0)], start_time=9.0)
+                                    TrajectoryPoint([2, 0, 0], time_from_start=2.0)],
+                           start_time=9.0)
     piece, _ = plan_for(traj, now=10.0)
     assert sample(piece, 10.0)[0][0] == pytest.approx(1.0)
 
 
 def test_effort_is_interpolated():
-    traj = JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], effort=[0, 2, 4], time_from_start=0.0),
-                                    TrajectoryPoint([0, 0, 0], effort=[2, 2, 0], time_from_start=1.0)])
+    traj = JointTrajectory(JOINTS, [
+        TrajectoryPoint([0, 0, 0], effort=[0, 2, 4], time_from_start=0.0),
+        TrajectoryPoint([0, 0, 0], effort=[2, 2, 0], time_from_start=1.0)])
     piece, _ = plan_for(traj)
     np.testing.assert_allclose(sample(piece, 0.5)[3], [1, 2, 2])
 
@@ -131,22 +134,29 @@ def test_effort_is_interpolated():
 @pytest.mark.parametrize("traj, match", [
     (JointTrajectory(JOINTS, []), "no points"),
     (JointTrajectory([], [TrajectoryPoint([])]), "no joint names"),
-    (JointTrajectory(("a", "a", "b"), [TrajectoryPoint([0, 0, 0], time_from_start=1)]), "duplicate"),
+    (JointTrajectory(("a", "a", "b"), [TrajectoryPoint([0, 0, 0], time_from_start=1)]),
+     "duplicate"),
     (JointTrajectory(("a", "b", "zz"), [TrajectoryPoint([0, 0, 0], time_from_start=1)]), "zz"),
     (JointTrajectory(("a", "b"), [TrajectoryPoint([0, 0], time_from_start=1)]), "allow_partial"),
-    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0], time_from_start=1)]), "2 values for 3 joints"),
+    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0], time_from_start=1)]),
+     "2 values for 3 joints"),
     (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], time_from_start=1),
-                              TrajectoryPoint([0, 0, 0], time_from_start=1)]), "strictly increasing"),
+                              TrajectoryPoint([0, 0, 0], time_from_start=1)]),
+     "strictly increasing"),
     (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], time_from_start=2),
-                              TrajectoryPoint([0, 0, 0], time_from_start=1)]), "strictly increasing"),
+                              TrajectoryPoint([0, 0, 0], time_from_start=1)]),
+     "strictly increasing"),
     (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], time_from_start=-1)]), "negative"),
-    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], time_from_start=1)], start_time=5.0), "past"),
+    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], time_from_start=1)], start_time=5.0),
+     "past"),
     (JointTrajectory(JOINTS, [TrajectoryPoint([0, math.nan, 0], time_from_start=1)]), "NaN"),
     (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], [0, 0, 0], time_from_start=1),
                               TrajectoryPoint([0, 0, 0], time_from_start=2)]), "velocities"),
-    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], accelerations=[0, 0, 0], time_from_start=1)]),
+    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 0, 0], accelerations=[0, 0, 0],
+                                              time_from_start=1)]),
      "without velocities"),
-    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 2.5, 0], time_from_start=1)]), "outside its limits"),
+    (JointTrajectory(JOINTS, [TrajectoryPoint([0, 2.5, 0], time_from_start=1)]),
+     "outside its limits"),
 ])
 def test_rejections_name_the_problem(traj, match):
     with pytest.raises(TrajectoryError, match=match):
@@ -164,7 +174,8 @@ def test_continuous_joint_may_exceed_limits_and_is_unwrapped_to_shortest_way():
 
 
 def test_joints_in_any_order_map_to_controller_order():
-    traj = JointTrajectory(("c", "a", "b"), [TrajectoryPoint([0.3, 0.1, 0.2], time_from_start=1.0)])
+    traj = JointTrajectory(("c", "a", "b"),
+                           [TrajectoryPoint([0.3, 0.1, 0.2], time_from_start=1.0)])
     checked = validate(traj, JOINTS, 0.0, position_limits=LIMITS, continuous=CONTINUOUS)
     plan = TrajectoryPlan(3)
     plan.hold([0, 0, 0])
@@ -193,7 +204,8 @@ def test_partial_goal_keeps_other_joints_on_their_trajectory():
 def test_replacement_mid_motion_keeps_desired_position_and_velocity_continuous():
     plan = TrajectoryPlan(3)
     plan.hold([0, 0, 0])
-    first = JointTrajectory(JOINTS, [TrajectoryPoint([1, 1, 1], [0, 0, 0], [0, 0, 0], time_from_start=2.0)])
+    first = JointTrajectory(JOINTS, [TrajectoryPoint([1, 1, 1], [0, 0, 0], [0, 0, 0],
+                                                     time_from_start=2.0)])
     checked = validate(first, JOINTS, 0.0)
     plan.replace(plan_segments(checked, 0.0, *(v.copy() for v in plan.sample(0.0))), checked.index)
     before = [v.copy() for v in plan.sample(1.0)]
