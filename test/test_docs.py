@@ -26,13 +26,15 @@ PAGES = ("index", "getting_started", "demo", "concepts/dynamics", "concepts/cont
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    missing = [m for m in ("sphinx", "myst_parser", "sphinx_rtd_theme") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("sphinx", "myst_parser", "sphinx_rtd_theme")
+               if importlib.util.find_spec(m) is None]
     assert not missing, f"{', '.join(missing)} not installed: pip install -r requirements/docs.txt"
     out = tmp_path_factory.mktemp("html")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-                           str(ROOT / "doc"), str(out)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=600)
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
+                           "html", str(ROOT / "doc"), str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"the docs build failed:\n{done.stderr[-6000:]}"
     return out
 
@@ -46,12 +48,14 @@ def test_the_parameter_page_lists_every_parameter(site):
     html = (site / "reference" / "parameters.html").read_text()
     for node, parameters in tables():
         for p in parameters:
-            assert p.name.replace("<", "&lt;").replace(">", "&gt;") in html, f"{node}: {p.name} missing"
+            escaped = p.name.replace("<", "&lt;").replace(">", "&gt;")
+            assert escaped in html, f"{node}: {p.name} missing"
 
 
 def test_the_api_page_documents_the_public_modules(site):
     html = (site / "reference" / "api.html").read_text()
-    for name in ("rbd_control.dynamics.rnea", "rbd_control.dynamics.crba", "rbd_control.control.Controller",
+    for name in ("rbd_control.dynamics.rnea", "rbd_control.dynamics.crba",
+                 "rbd_control.control.Controller",
                  "rbd_control.control.Controller.set_trajectory", "rbd_control.identification.fit",
                  "rbd_control.sim.Simulator",
                  "rbd_control.params.table.ParameterTable"):

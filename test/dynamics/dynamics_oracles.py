@@ -16,7 +16,8 @@ RELATIVE_TOLERANCE = 1e-9
 
 
 def robots_dir() -> pathlib.Path:
-    """example-robot-data (a cmeel wheel) installs its robots under <site-packages>/cmeel.prefix."""
+    """example-robot-data (a cmeel wheel) installs its robots under
+    <site-packages>/cmeel.prefix."""
     dist = importlib.metadata.distribution("example-robot-data")
     path = pathlib.Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
     if not path.is_dir():
@@ -50,7 +51,8 @@ def assert_close(ours, reference, what, rtol=RELATIVE_TOLERANCE):
 
 
 def random_state(model, rng):
-    """q inside the position limits (uniform in [-pi, pi] where unlimited), qd and qdd ~ N(0, 1)."""
+    """q inside the position limits (uniform in [-pi, pi] where unlimited), qd and qdd
+    ~ N(0, 1)."""
     lower, upper = model.position_limits[:, 0], model.position_limits[:, 1]
     limited = np.isfinite(lower) & np.isfinite(upper)
     q = rng.uniform(-np.pi, np.pi, model.nq)

@@ -173,7 +173,8 @@ REFUSABLE = ("URDF has no <link> elements", "has no moving joint")
 def test_every_robot_with_a_moving_joint_is_compared():
     refused = {r: load(r)[1] for r in ROBOTS if load(r)[0] is None}
     unexpected = {r: why for r, why in refused.items() if not any(s in why for s in REFUSABLE)}
-    assert not unexpected, f"refused for another reason than no links / no moving joint: {unexpected}"
+    assert not unexpected, \
+        f"refused for another reason than no links / no moving joint: {unexpected}"
     compared = compared_robots()
     assert len(compared) == len(ROBOTS) - len(refused) >= 66, (len(compared), len(ROBOTS))
     assert any(is_branched(load(r)[0]) for r in compared), "no branched robot compared"

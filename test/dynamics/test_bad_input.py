@@ -61,15 +61,19 @@ def test_several_roots_are_named():
 
 def test_a_cycle_beside_the_tree_is_named():
     cycle = ('<link name="ring_a"/><link name="ring_b"/>'
-             '<joint name="a_to_b" type="fixed"><parent link="ring_a"/><child link="ring_b"/></joint>'
-             '<joint name="b_to_a" type="fixed"><parent link="ring_b"/><child link="ring_a"/></joint>')
+             '<joint name="a_to_b" type="fixed">'
+             '<parent link="ring_a"/><child link="ring_b"/></joint>'
+             '<joint name="b_to_a" type="fixed">'
+             '<parent link="ring_b"/><child link="ring_a"/></joint>')
     assert_model_error(arm(extra=cycle), "cycle", "'ring_a'", "'ring_b'")
 
 
 def test_a_cycle_through_every_link_is_named():
     cycle = ('<robot name="ring"><link name="ring_a"/><link name="ring_b"/>'
-             '<joint name="a_to_b" type="fixed"><parent link="ring_a"/><child link="ring_b"/></joint>'
-             '<joint name="b_to_a" type="fixed"><parent link="ring_b"/><child link="ring_a"/></joint>'
+             '<joint name="a_to_b" type="fixed">'
+             '<parent link="ring_a"/><child link="ring_b"/></joint>'
+             '<joint name="b_to_a" type="fixed">'
+             '<parent link="ring_b"/><child link="ring_a"/></joint>'
              '</robot>')
     error = assert_model_error(cycle, "cycle")
     assert "ring_a" in str(error) or "a_to_b" in str(error), str(error)
@@ -124,7 +128,8 @@ def test_rounding_noise_on_a_rod_is_not_a_warning():
     assert load_urdf(arm(rod)).warnings == ()
 
 
-POINT_MASS = '<inertial><origin xyz="{xyz}"/><mass value="2"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
+POINT_MASS = ('<inertial><origin xyz="{xyz}"/><mass value="2"/>'
+              '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>')
 
 
 def test_a_point_mass_off_the_axis_is_a_valid_link():

@@ -52,7 +52,8 @@ def pin_frame(oracle, link):
 
 def pin_jacobian(oracle, q, link):
     """Pinocchio's LOCAL_WORLD_ALIGNED frame Jacobian as [omega; v] in our column order."""
-    J = pin.computeFrameJacobian(oracle.pmodel, oracle.pdata, oracle.q(q), pin_frame(oracle, link), LWA)
+    J = pin.computeFrameJacobian(oracle.pmodel, oracle.pdata, oracle.q(q),
+                                 pin_frame(oracle, link), LWA)
     return np.vstack([J[3:], J[:3]])[:, oracle.idx_v]
 
 
@@ -79,7 +80,8 @@ def test_jacobian_at_a_point_matches_shifted_pinocchio_jacobian(robot):
         offset = frame_pose(model, q, link)[:3, :3] @ point        # world axes
         # v_point = v - (R c) x omega  =  v + omega x (R c)
         J[3:] -= pin.skew(offset) @ J[:3]
-        assert_close(frame_jacobian(model, q, link, point), J, f"J at {point} of {link}, state {k}")
+        assert_close(frame_jacobian(model, q, link, point), J,
+                     f"J at {point} of {link}, state {k}")
 
 
 def test_frame_velocity_matches_pinocchio(robot):
@@ -210,8 +212,8 @@ def test_bad_input_is_refused_by_name(panda, call, message):
 def test_prepared_frame_jacobian_equals_the_function_in_its_one_buffer(panda):
     rng = np.random.default_rng(3)
     point = rng.normal(size=3)
-    at_origin, at_point = FrameJacobian(panda, "panda_hand"), FrameJacobian(panda, "panda_hand",
-                                                                             point)
+    at_origin = FrameJacobian(panda, "panda_hand")
+    at_point = FrameJacobian(panda, "panda_hand", point)
     for q in rng.uniform(-1, 1, (4, panda.nq)):
         np.testing.assert_array_equal(at_origin(q), frame_jacobian(panda, q, "panda_hand"))
         np.testing.assert_array_equal(at_point(list(q)),

@@ -12,4 +12,6 @@ if str(pathlib.Path(__file__).resolve().parents[1]) not in sys.path:
 from by_path import load  # noqa: E402
 
 ros_fixtures = load("ros/conftest.py", "rbd_test_ident_ros_fixtures")
-ros_env, ros_node, spawn_node = ros_fixtures.ros_env, ros_fixtures.ros_node, ros_fixtures.spawn_node
+ros_env = ros_fixtures.ros_env
+ros_node = ros_fixtures.ros_node
+spawn_node = ros_fixtures.spawn_node

@@ -23,8 +23,8 @@ from rbd_control.identification.recording import Recording, read_recording
 def recording(tmp_path_factory):
     nominal = load_urdf(default_arm_urdf())
     excitation = excitation_trajectory(nominal, 20.0, iterations=20)
-    rec = record_tracking(perturbed_urdf(default_arm_urdf()), nominal,
-                          JointTrajectory.from_arrays(nominal.joint_names, *excitation.waypoints()), 20.0,
+    trajectory = JointTrajectory.from_arrays(nominal.joint_names, *excitation.waypoints())
+    rec = record_tracking(perturbed_urdf(default_arm_urdf()), nominal, trajectory, 20.0,
                           q0=excitation.sample(0.0)[0][0])
     return Recording(nominal.joint_names, rec["t"], rec["q"], rec["tau"])
 

@@ -32,8 +32,8 @@ def parameters(mode):
     # max_state_age 0: the oracle is fed no state ages, so a busy machine must not soften the
     # node's gains (test/ros/test_loop_health.py tests the guard)
     values = {"robot_description": URDF, "mode": mode, "state_timeout": TIMEOUT,
-              "max_state_age": 0.0, "payload.link": PAYLOAD["link"], "payload.mass": PAYLOAD["mass"],
-              "payload.com": PAYLOAD["com"]}
+              "max_state_age": 0.0, "payload.link": PAYLOAD["link"],
+              "payload.mass": PAYLOAD["mass"], "payload.com": PAYLOAD["com"]}
     for joint, fields in FRICTION.items():
         values.update({f"friction.{joint}.{f}": v for f, v in fields.items()})
     return values

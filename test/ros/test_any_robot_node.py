@@ -25,7 +25,8 @@ CALM_TIMEOUT = 5.0
 def pr2_urdf():
     """From example-robot-data, found as test/dynamics finds it."""
     spec = importlib.util.spec_from_file_location(
-        'rbd_test_dynamics_oracles', Path(__file__).parents[1] / 'dynamics' / 'dynamics_oracles.py')
+        'rbd_test_dynamics_oracles',
+        Path(__file__).parents[1] / 'dynamics' / 'dynamics_oracles.py')
     oracles = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(oracles)
     return (oracles.robots_dir() / PR2).read_text()

@@ -6,6 +6,7 @@ from shm_segments import KILLED_PROCESS_SEGMENTS, paths_in_use, shm_segments_of
 
 def test_kill_removes_the_shm_segments_only_the_killed_participant_used(spawn_node, ros_node):
     process = spawn_node('rbd_control.ros.controller.node', {'state_timeout': 1.0})
+
     # (the graph may still list an earlier test's node: watch this process instead)
     def own_segment_mapped():
         return any(not os.path.basename(s).startswith('fastrtps_port')

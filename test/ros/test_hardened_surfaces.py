@@ -25,8 +25,8 @@ HOLD = np.full(6, 0.1)
 SLOW_START = str(Path(__file__).with_name('slow_start_node.py'))
 
 
-def test_the_keepalive_survives_a_start_up_where_it_runs_before_the_state_path(spawn_node,
-                                                                              ros_node):
+def test_the_keepalive_survives_a_start_up_where_it_runs_before_the_state_path(
+        spawn_node, ros_node):
     # the keepalive's beat is old once the description is parsed: a keepalive started before
     # the state path exists would run the watchdog while it is being built
     process = spawn_node(SLOW_START, {'robot_description': URDF, 'state_timeout': 0.02})
@@ -169,8 +169,8 @@ def test_huge_goals_and_goal_floods_are_checked_beside_the_loop_and_forgotten(sp
     rig.check(MARKS)
 
 
-def test_refused_payloads_and_cartesian_targets_are_logged_once_per_period(spawn_node,
-                                                                          ros_node):
+def test_refused_payloads_and_cartesian_targets_are_logged_once_per_period(
+        spawn_node, ros_node):
     from geometry_msgs.msg import PoseStamped
     rig = Rig(spawn_node, ros_node)             # gravity_compensation: targets are refused
     payload = ros_node.node.create_publisher(InertiaStamped, f'/{NODE}/payload', 10)

@@ -323,4 +323,3 @@ def test_mutated_descriptions_are_refused_or_used_and_never_stop_the_commands(
         rig.ros.spin_for(0.5)
     rig.ros.spin_for(1.0)
     rig.check()
-

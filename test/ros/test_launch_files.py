@@ -276,6 +276,7 @@ def test_rbd_description_publisher_latches_the_description(ros_node, spawn_node)
 
 
 def test_rbd_description_publisher_refuses_an_empty_description(spawn_node):
-    node = spawn_node('rbd_control.ros.description_publisher', node_name='rbd_description_publisher')
+    node = spawn_node('rbd_control.ros.description_publisher',
+                      node_name='rbd_description_publisher')
     assert node.process.wait(60) == 1
     assert 'robot_description is empty' in node.log()

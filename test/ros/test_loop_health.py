@@ -35,14 +35,16 @@ def statuses(messages):
     for array in messages:
         for status in array.status:
             if status.name == f'{NODE}: control loop':
-                found.append((status.level, status.message, {kv.key: kv.value for kv in status.values}))
+                values = {kv.key: kv.value for kv in status.values}
+                found.append((status.level, status.message, values))
     return found
 
 
 def feedback_scale(error, feedback, actual, kp, kd):
     """s with feedback = s^2 kp e - s kd qd (the hold plan wants qd = 0), least squares over
     the joints; None when the error is too small to tell."""
-    e, fb, qd = (np.asarray(m, dtype=float) for m in (error.position, feedback.effort, actual.velocity))
+    e, fb, qd = (np.asarray(m, dtype=float)
+                 for m in (error.position, feedback.effort, actual.velocity))
     if np.abs(kp * e).max() < 1e-3:
         return None
     candidates = np.linspace(0.01, 1.0, 991)
@@ -82,7 +84,8 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     # the tuning topics of one state share its stamp; the scale of each answered state
     by_stamp = {stamp_of(m): m for m in actual}
     fb_by_stamp = {stamp_of(m): m for m in feedback}
-    scales = [(stamp_of(e), feedback_scale(e, fb_by_stamp[stamp_of(e)], by_stamp[stamp_of(e)], kp, kd))
+    scales = [(stamp_of(e),
+               feedback_scale(e, fb_by_stamp[stamp_of(e)], by_stamp[stamp_of(e)], kp, kd))
               for e in error if stamp_of(e) in by_stamp and stamp_of(e) in fb_by_stamp]
     scales = [(t, s) for t, s in scales if s is not None]
     start = min(t for t, _ in scales)
@@ -95,7 +98,8 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     assert recovered and max(recovered) > 0.99, 'full gains did not return once states were fresh'
 
     seen = statuses(diagnostics)
-    engaged = [(level, text, values) for level, text, values in seen if values['age guard'] == 'engaged']
+    engaged = [(level, text, values) for level, text, values in seen
+               if values['age guard'] == 'engaged']
     assert engaged, [text for _, text, _ in seen]
     level, text, _ = engaged[0]
     assert level == DiagnosticStatus.WARN and 'softened' in text, text
@@ -104,7 +108,8 @@ def test_late_states_soften_the_gains_show_on_diagnostics_and_recover(spawn_node
     assert any('state age p99' in text for _, text, _ in engaged), [t for _, t, _ in engaged]
     assert max(float(values['state age p99 [ms]']) for _, _, values in engaged) > 300.0
     after = seen[seen.index(engaged[-1]) + 1:]
-    assert any(values['age guard'] == 'idle' for _, _, values in after), 'no recovery on /diagnostics'
+    assert any(values['age guard'] == 'idle' for _, _, values in after), \
+        'no recovery on /diagnostics'
     # late for 2 s: first softened, then (late for 0.2 s) an overload that holds
     assert 'ms old (max_state_age 100 ms): feedback softened' in controller.log()
     assert 'states late for 0.2 s, holding with softened gains' in controller.log()

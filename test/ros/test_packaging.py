@@ -74,8 +74,9 @@ def test_pip_install_is_found_by_ros2_launch_through_the_ament_index(tmp_path, r
     which must exist and run (--help: no kernels are loaded)."""
     wheel = build_wheel(tmp_path).filename
     prefix = tmp_path / 'prefix'
-    subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-deps', '-q', '--ignore-installed', '--prefix',
-                    str(prefix), wheel], check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-deps', '-q',
+                    '--ignore-installed', '--prefix', str(prefix), wheel],
+                   check=True, capture_output=True, text=True, timeout=300)
     site = prefix / 'lib' / f'python{sys.version_info[0]}.{sys.version_info[1]}' / 'site-packages'
     env = dict(ros_env, PYTHONPATH=str(site),
                AMENT_PREFIX_PATH=f"{prefix}:{ros_env['AMENT_PREFIX_PATH']}")
@@ -122,7 +123,8 @@ def colcon_build(workspace):
         '.git', 'build', 'install', 'log', '*.egg-info', '__pycache__', '.hypothesis',
         '.pytest_cache', '.venv', 'demo_output'))
     colcon = Path(sys.executable).with_name('colcon')
-    assert colcon.exists(), f'colcon is not installed beside {sys.executable} (requirements/build.txt)'
+    assert colcon.exists(), \
+        f'colcon is not installed beside {sys.executable} (requirements/build.txt)'
     # control_msgs is installed in the environment already (scripts/build_interfaces.sh):
     # build only this package.
     result = subprocess.run(
@@ -182,7 +184,8 @@ def test_colcon_build_install_tree_and_its_controller_answers_a_joint_state(
         [sys.executable, '-c', 'import rbd_control, ament_index_python as a; '
          'print(rbd_control.__file__); print(a.get_package_share_directory("rbd_control"))'],
         env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
-    assert where == [str(site / 'rbd_control' / '__init__.py'), str(install / 'share' / 'rbd_control')]
+    assert where == [str(site / 'rbd_control' / '__init__.py'),
+                     str(install / 'share' / 'rbd_control')]
 
     for name, expected in (('rbd_controller', 'constraints.<joint>.goal'),
                            ('rbd_mujoco_sim', 'lockstep')):
@@ -201,14 +204,16 @@ def test_colcon_build_install_tree_and_its_controller_answers_a_joint_state(
              str(params)], env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
     try:
         states = ros_node.node.create_publisher(JointState, 'joint_states', 10)
-        commands = ros_node.collect(Float64MultiArray, '/effort_controller/commands', RELIABLE_DEEP)
+        commands = ros_node.collect(Float64MultiArray, '/effort_controller/commands',
+                                    RELIABLE_DEEP)
         from rbd_control.dynamics import load_urdf
         names = list(load_urdf(urdf).joint_names)
         probe = joint_state(names, [0.1] * len(names), [0.0] * len(names))
         end = time.monotonic() + FIRST_START_TIMEOUT
         while not commands:
             assert process.poll() is None, f'rbd_controller exited:\n{log_path.read_text()}'
-            assert time.monotonic() < end, f'no answer in {FIRST_START_TIMEOUT} s:\n{log_path.read_text()}'
+            assert time.monotonic() < end, \
+                f'no answer in {FIRST_START_TIMEOUT} s:\n{log_path.read_text()}'
             states.publish(probe)
             ros_node.spin_for(0.2)
         assert len(commands[0].data) == len(names) and finite(commands[0].data)

@@ -35,7 +35,8 @@ def test_sync_puts_every_line_written_so_far_in_the_file(tmp_path):
     log.close()
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux) to fill a disk")
+@pytest.mark.skipif(not os.path.exists("/dev/full"),
+                    reason="needs /dev/full (Linux) to fill a disk")
 def test_a_full_disk_drops_the_output_and_never_blocks_the_child():
     log = PipedLog(Path("/dev/full"))   # every write fails with ENOSPC
     # 3 MB: three times the pipe's buffer, so a child whose pipe were not drained would block

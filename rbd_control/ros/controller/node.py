@@ -32,7 +32,7 @@ robot_description or gravity set succeeds only once its model is built and in us
 Before the first joint state nothing is published; after it, the watchdog publishes
 the core's safe command while states are missing for longer than state_timeout.
 
-Threads: the joint states are taken by their own thread (intake.StateLoop, started by
+Threads: the joint states are taken by their own thread (state_loop.StateLoop, started by
 run.spin_node; `--executor single_threaded` leaves them to the executor) and answered by
 state_path.py; the executor serves parameters, timers, services, the action server and the
 other topics; parameter_callbacks.py validates and applies sets. All share the controller

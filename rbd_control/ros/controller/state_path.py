@@ -1,6 +1,6 @@
 """rbd_controller's state path: a joint state in, one effort command out.
 
-    intake.StateLoop (or the executor)  ->  StatePath.on_joint_state   (the newest queued state
+    state_loop.StateLoop (or the executor) ->  StatePath.on_joint_state   (the newest queued state
                                             of those within the size bound: take_newest)
       -> answer: arrays without copies, control time, age (intake.state_age)
       -> Controller.update  ->  publish (finite, sized, within the URDF limits)
@@ -19,9 +19,10 @@ from std_msgs.msg import Float64MultiArray
 
 from rbd_control.control import StateError
 from rbd_control.ros.controller.heavy_inputs import MAX_STATE_JOINTS, too_big
-from rbd_control.ros.controller.intake import StateLoop, state_age, take_newest
+from rbd_control.ros.controller.intake import state_age, take_newest
 from rbd_control.ros.conversions import float_array, joint_state_arrays, seconds
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS
+from rbd_control.ros.state_loop import StateLoop
 
 __all__ = ['StatePath']
 
