@@ -3,7 +3,7 @@
 It subscribes to joint_states with rbd_controller's QoS and publishes each state's positions
 as a std_msgs/Float64MultiArray on /effort_controller/commands: one message in, one out, no
 computation, rclpy's default executor (or `--executor state_thread`: the states taken by
-rbd_controller's StateLoop, ros/controller/intake.py). Whatever latency and CPU it shows is
+rbd_controller's StateLoop, ros/state_loop.py). Whatever latency and CPU it shows is
 rclpy + Fast DDS.
 
     python bench/echo_node.py [--executor single_threaded|state_thread|events]
@@ -18,9 +18,9 @@ from rclpy.executors import ExternalShutdownException  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from rbd_control.ros.controller.intake import StateLoop  # noqa: E402
 from rbd_control.ros.qos import COMMAND_QOS, JOINT_STATE_QOS  # noqa: E402
 from rbd_control.ros.run import executor_option, make_executor  # noqa: E402
+from rbd_control.ros.state_loop import StateLoop  # noqa: E402
 
 
 def main():

@@ -2,9 +2,9 @@
 
 The executor that runs a node's callbacks is chosen with `--executor KIND` before any
 --ros-args (bench/latency.py compares them against a trivial echo node):
-    state_thread     (the default) single_threaded, and a node's `state_loop` (intake.StateLoop,
-                     if it has one) takes its state subscription on a thread of its own, from a
-                     wait set holding only that subscription.
+    state_thread     (the default) single_threaded, and a node's `state_loop` (a StateLoop of
+                     state_loop.py, if it has one) takes its state subscription on a thread of
+                     its own, from a wait set holding only that subscription.
     single_threaded  rclpy.executors.SingleThreadedExecutor (rclpy's default) for every
                      callback: rebuilds its wait set in Python on every wake-up.
     events           rclpy.experimental.EventsExecutor (rclpy >= 7.1, Jazzy): event queue and
@@ -87,7 +87,7 @@ def spin_node(program, make_node, args=None, on_created=None):
         on_created(node)
     if interrupt.seen:      # it came before rclpy.init installed rclpy's handler
         rclpy.try_shutdown()
-    loop = getattr(node, 'state_loop', None)      # an intake.StateLoop
+    loop = getattr(node, 'state_loop', None)      # a state_loop.StateLoop
     clock = getattr(node, 'clock_loop', None)     # another, on sim time (intake.clock_loop)
     if loop is not None and kind == 'state_thread':
         loop.start()

@@ -1,11 +1,13 @@
-"""Joint-state intake (rbd_control/ros/controller/intake.py): how old a state is when answered, and the
-StateLoop that takes a subscription on its own thread (a real rclpy node in this process)."""
+"""Joint-state intake (rbd_control/ros/controller/intake.py): how old a state is when answered;
+and the StateLoop (rbd_control/ros/state_loop.py) that takes a subscription on its own thread
+(a real rclpy node in this process)."""
 import threading
 
 import pytest
 from sensor_msgs.msg import JointState
 
-from rbd_control.ros.controller.intake import MAX_PLAUSIBLE_AGE, StateLoop, state_age
+from rbd_control.ros.controller.intake import MAX_PLAUSIBLE_AGE, state_age
+from rbd_control.ros.state_loop import StateLoop
 
 WALL = 1.795e9          # a wall-clock time, s
 

@@ -15,7 +15,7 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
     out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
-                                       command (lockstep only, when publish_latency)
+                                       command (lockstep only, when publish_latency; lockstep.py)
     out  ~/contact_torque, ~/contact_force   obstacle.box's contact, truth (contact_truth.py)
 
 Two pacing modes:
@@ -25,12 +25,9 @@ Two pacing modes:
   lockstep   exactly one physics step per command received, then one joint state: the run
              depends only on the commands, not on scheduling (tests, benchmarks). If no
              command comes for `lockstep_kick_period` wall seconds, the current state is
-             published again so a late-starting or restarted controller can join.
-             Lockstep assumes one command per state: a second publisher of commands (or a
-             controller whose watchdog sends commands of its own on the wall clock) adds
-             steps, and a re-published state answered twice leaves two state/command
-             pairs circulating, i.e. one extra step of delay. Use it with a controller on
-             sim time (its watchdog then waits for /clock) and nothing else commanding.
+             published again so a late-starting or restarted controller can join; the
+             duplicate answers such a state may get are dropped (lockstep.py, which says
+             what lockstep assumes: one command per state, nothing else commanding).
 
 With wait_for_first_command (default), real time also starts only when the first effort
 command arrives: until then the arm is frozen at its initial pose and its state is
@@ -48,18 +45,19 @@ import mujoco
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray, String
 
 from rbd_control.control.throttle import LOG_PERIOD_S, ThrottledWarnings
 from rbd_control.params.simulator import SIM_PARAMETERS
-from rbd_control.ros.controller.intake import StateLoop
 from rbd_control.ros.conversions import time_msg
 from rbd_control.ros.parameter_binding import ConfigurationError, declare, value
 from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.simulator.contact_truth import ContactTruthTopics
 from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
+from rbd_control.ros.simulator.lockstep import Lockstep
 from rbd_control.ros.simulator.pacing import Pacer
+from rbd_control.ros.state_loop import StateLoop
 from rbd_control.sim.mujoco_model import Obstacle
 from rbd_control.sim.plant import Payload
 from rbd_control.sim.simulator import Simulator
@@ -84,18 +82,14 @@ def _locked(method):
     return under_lock
 
 
-class MujocoSimNode(Node):
+class SimulatorNode(Node):
+    """rbd_mujoco_sim: a plant of either engine (MuJoCo or DART) behind the topics above."""
+
     def __init__(self, **node_kwargs) -> None:
         super().__init__("rbd_mujoco_sim", **node_kwargs)
         self._declare_parameters()
         p = self._parameter
-        self._lockstep = p("lockstep")
-        self._running = self._lockstep or not p("wait_for_first_command")
-        # Lockstep bookkeeping, see _on_command: a (re-)published state may reach the
-        # controller more than once; answers are absorbed until one fresh state is out.
-        self._resync = True
-        self._absorbing = False
-        self.absorbed_commands = 0
+        self._running = p("lockstep") or not p("wait_for_first_command")
         self.slipped_steps = 0  # real time: physics steps skipped because this node lagged
         self._warnings = ThrottledWarnings(LOG_PERIOD_S)   # see _warn
         self._plant = _plant_class(p("engine"))
@@ -104,9 +98,13 @@ class MujocoSimNode(Node):
         self._lock = threading.RLock()   # around the simulator, see pacing.py
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
-        self._latency_pub = (
-            self.create_publisher(Float64, "~/command_latency", 100) if p("publish_latency") else None
-        )
+        self._lockstep = None   # real time: the Pacer below steps
+        if p("lockstep"):
+            self._lockstep = Lockstep(
+                self, self._lock, resync_window=p("lockstep_resync_window"),
+                publish_latency=p("publish_latency"), simulator=lambda: self._sim,
+                apply=self._apply, publish_state=self._publish_state,
+                last_state_sent=lambda: self._state_sent_at)
         # commands on a thread of their own (run.spin_node starts a node's `state_loop`):
         # lockstep steps there, and the executor stays free for requests (pacing.py)
         self.state_loop = StateLoop(
@@ -119,10 +117,8 @@ class MujocoSimNode(Node):
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.create_timer(p("lockstep_kick_period"), self._kick)
-        self._resync_timer = self.create_timer(p("lockstep_resync_window"), self._end_resync)
-        self._resync_timer.cancel()
         self._pacer = None
-        if not self._lockstep:
+        if self._lockstep is None:
             self._pacer = Pacer(p("timestep") / p("real_time_factor"), self._tick_real_time,
                                 self._loop_failed, self.context.ok)
             self._pacer.start()
@@ -237,49 +233,13 @@ class MujocoSimNode(Node):
     def _on_command(self, msg: Float64MultiArray, info=None) -> None:
         if self._sim is None:
             return
-        if self._lockstep:
-            self._on_lockstep_command(msg)
+        if self._lockstep is not None:
+            self._lockstep.on_command(msg)
             return
         self._apply(msg)
         if not self._running:  # the first command starts the clock
             self._running = True
             self._sim_start, self._wall_start = self._sim.time, time.monotonic()
-
-    def _on_lockstep_command(self, msg: Float64MultiArray) -> None:
-        """One step per answer to the state in flight — exactly one state in flight.
-
-        Commands carry no stamp, so the simulator cannot tell which state a command
-        answers. A state published more than once (at start-up, before the controller
-        spins, it may queue several copies; or a kick after a stall) would be answered
-        more than once, and every extra answer would keep an extra state/command pair
-        circulating for good: each step then uses a command computed one state earlier.
-        So after such a state, the first answer opens a short window in which further
-        answers are dropped, and the loop restarts from one fresh state.
-        """
-        now = time.monotonic()
-        if self._absorbing:
-            self.absorbed_commands += 1
-            return
-        if self._resync:
-            self._resync, self._absorbing = False, True
-            self._resync_timer.reset()
-            return
-        self._apply(msg)
-        if self._latency_pub is not None and self._state_sent_at is not None:
-            self._latency_pub.publish(Float64(data=now - self._state_sent_at))
-        self._sim.step()
-        self._publish_state()
-
-    @_locked
-    def _end_resync(self) -> None:
-        self._resync_timer.cancel()
-        self._absorbing = False
-        self.get_logger().info(
-            f"lockstep loop (re)started at sim t = {self._sim.time:.3f} s; "
-            f"{self.absorbed_commands} duplicate answers dropped so far"
-        )
-        if self._sim is not None:
-            self._publish_state()  # the one state in flight from now on
 
     def _apply(self, msg: Float64MultiArray) -> None:
         if not self._sim.set_command(msg.data):
@@ -305,12 +265,16 @@ class MujocoSimNode(Node):
     @_locked
     def _kick(self) -> None:
         """Re-publish a state nobody answered (lockstep) or a frozen one (before the start)."""
-        if self._sim is None or self._absorbing or (self._running and not self._lockstep):
+        lockstep = self._lockstep
+        if self._sim is None:
             return
+        if lockstep.absorbing if lockstep is not None else self._running:
+            return   # lockstep: while duplicate answers are dropped; real time: once started
         # most of a period: against the kick one timer period ago, ">" failed on jitter
         # every other time (a kick every 2 periods, a start-up ~1 s longer)
         if time.monotonic() - self._last_sent() > 0.9 * self._parameter("lockstep_kick_period"):
-            self._resync = True
+            if lockstep is not None:
+                lockstep.expect_duplicates()
             self._publish_state()
 
     @_locked
@@ -386,13 +350,13 @@ def _plant_class(engine: str):
     return DartSimulator
 
 
-def _route_mujoco_warnings(node: MujocoSimNode) -> None:
+def _route_mujoco_warnings(node: SimulatorNode) -> None:
     # MuJoCo would otherwise append its warnings to MUJOCO_LOG.TXT in the working directory.
     mujoco.set_mju_user_warning(lambda text: node.get_logger().warning(f"MuJoCo: {text}"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    return spin_node("rbd_mujoco_sim", MujocoSimNode, argv if argv is not None else sys.argv,
+    return spin_node("rbd_mujoco_sim", SimulatorNode, argv if argv is not None else sys.argv,
                      on_created=_route_mujoco_warnings)
 
 

@@ -2,11 +2,12 @@
 requests are answered at once while the physics runs at full rate.
 
     Pacer       real time: calls tick() every `period` wall seconds on a thread of its own
-                (MujocoSimNode._tick_real_time works out how many steps are due)
+                (SimulatorNode._tick_real_time works out how many steps are due)
 
-Lockstep steps on each command, on the command subscription's own thread (intake.StateLoop,
-as the controller's joint states). Both hold the node's lock around the simulator, which the
-executor's callbacks (a new description, a disturbance, a wrench, the kick) hold too.
+Lockstep (lockstep.py) steps on each command, on the command subscription's own thread
+(state_loop.StateLoop, as the controller's joint states). Both hold the node's lock around
+the simulator, which the executor's callbacks (a new description, a disturbance, a wrench,
+the kick) hold too.
 Before this, a 1 kHz rclpy timer stepped the physics on the executor: under load the
 executor's wait set was never idle, and `ros2 param get` took 16 s.
 """
