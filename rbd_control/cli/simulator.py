@@ -1,4 +1,5 @@
-"""rbd_mujoco_sim: --help, or the compile notice, then the node (rbd_control.ros.simulator.node)."""
+"""rbd_mujoco_sim: --help, or the compile notice, then the node (SimulatorNode,
+rbd_control.ros.simulator.node)."""
 from rbd_control.cli import announce_compile, answered_help
 
 

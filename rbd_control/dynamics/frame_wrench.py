@@ -59,9 +59,9 @@ def cholesky_solve_in_place(A, x):
 
 @compiled(int64(INPUT, MATRIX, INPUT, float64, MATRIX, MATRIX, VECTOR, *MODEL_ARGS))
 def frame_wrench_kernel(q, F, tau, damping2, J, A, wrench, md):
-    """inputs: q, F (kinematics.py, with its point), tau, damping2 = lambda^2 > 0; outputs: J, A (its
-    Cholesky factor), wrench = [n; f]; md is only read. Returns 0 or a status code (q: 1,
-    tau: 2)."""
+    """inputs: q, F (kinematics.py, with its point), tau, damping2 = lambda^2 > 0; outputs: J,
+    A (its Cholesky factor), wrench = [n; f]; md is only read. Returns 0 or a status code
+    (q: 1, tau: 2)."""
     status = vector_status(q, md.shape[0], 1)
     if status == 0:
         status = vector_status(tau, md.shape[0], 2)

@@ -106,8 +106,11 @@ class EffortPlant(Protocol):
 
     def set_command(self, effort: Sequence[float]) -> bool: ...
     def set_disturbance(self, torques: Mapping[str, float]) -> None: ...
+
     def set_external_wrench(self, link: str, force: Sequence[float],
-                            torque: Sequence[float] = ..., point: Sequence[float] = ...) -> None: ...
+                            torque: Sequence[float] = ...,
+                            point: Sequence[float] = ...) -> None: ...
+
     def step(self, count: int = 1) -> None: ...
     def state(self) -> JointStateSample: ...
     def reset(self, initial_positions: Mapping[str, float]) -> None: ...
@@ -174,7 +177,8 @@ class CommandedJoints:
         return True
 
 
-def checked_command(effort: Sequence[float], size: int, limit: np.ndarray | None) -> np.ndarray | None:
+def checked_command(effort: Sequence[float], size: int,
+                    limit: np.ndarray | None) -> np.ndarray | None:
     """`effort` clamped to ±limit, or None when it must be refused (wrong length, non-finite):
     a NaN must never reach an integrator."""
     effort = np.asarray(effort, dtype=float)
@@ -194,7 +198,8 @@ def checked_disturbance(torques: Mapping[str, float], names: Sequence[str]) -> d
     return {name: float(value) for name, value in torques.items()}
 
 
-def checked_initial_positions(positions: Mapping[str, float], names: Sequence[str]) -> dict[str, float]:
+def checked_initial_positions(positions: Mapping[str, float],
+                              names: Sequence[str]) -> dict[str, float]:
     unknown = set(positions) - set(names)
     if unknown:
         raise KeyError(f"initial position for unknown joint(s): {sorted(unknown)}")

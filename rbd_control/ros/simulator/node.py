@@ -5,8 +5,9 @@ It offers the topics a controller sees under Gazebo + gz_ros2_control with
 joint_state_broadcaster and a JointGroupEffortController named effort_controller:
 
     in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
-    in   /robot_description            std_msgs/String, transient_local (if the parameter is empty)
-                                       (neither when plant_description is set: a robot not its URDF)
+    in   /robot_description            std_msgs/String, transient_local (if the parameter is
+                                       empty; neither when plant_description is set: a robot
+                                       not its URDF)
     in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
                                        torques added to the commands (tests: a blocked arm);
                                        an empty message removes them
@@ -97,7 +98,8 @@ class SimulatorNode(Node):
         self._state_sent_at: float | None = None  # wall time of the last joint state
         self._lock = threading.RLock()   # around the simulator, see pacing.py
         self._state_pub = self.create_publisher(JointState, p("state_topic"), 10)
-        self._clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
+        self._clock_pub = (self.create_publisher(Clock, "/clock", 10) if p("publish_clock")
+                           else None)
         self._lockstep = None   # real time: the Pacer below steps
         if p("lockstep"):
             self._lockstep = Lockstep(
@@ -158,7 +160,8 @@ class SimulatorNode(Node):
             self.get_logger().info("waiting for /robot_description")
         # The topic is watched either way, so a robot_state_publisher that publishes a
         # new description later (a different robot) is honoured, like controller_manager.
-        self.create_subscription(String, "/robot_description", self._on_description, ROBOT_DESCRIPTION_QOS)
+        self.create_subscription(String, "/robot_description", self._on_description,
+                                 ROBOT_DESCRIPTION_QOS)
 
     @_locked
     def _on_description(self, msg: String) -> None:
@@ -181,7 +184,8 @@ class SimulatorNode(Node):
             )
             sim.reset(self._initial_pose(sim))
         except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError
-            self.get_logger().error(f"robot_description from {source} refused, keeping the last model: {exc}")
+            self.get_logger().error(
+                f"robot_description from {source} refused, keeping the last model: {exc}")
             return
         for adjustment in sim.model_adjustments:   # what MuJoCo needed changed, once per model
             self.get_logger().warning(f"plant differs from the URDF: {adjustment}")
@@ -192,7 +196,8 @@ class SimulatorNode(Node):
         self._sim, self._urdf = sim, urdf
         self._blow_ups_reported = 0
         self.get_logger().info(
-            f"model from {source} in {self._parameter('engine')}: {len(sim.joint_names)} joints, commands for "
+            f"model from {source} in {self._parameter('engine')}: {len(sim.joint_names)} joints, "
+            "commands for "
             f"{list(sim.commanded_joints)}, {'lockstep' if self._lockstep else 'real time'}"
         )
         if first_model:
@@ -317,8 +322,9 @@ class SimulatorNode(Node):
         if self._sim.blow_ups > self._blow_ups_reported:
             self._blow_ups_reported = self._sim.blow_ups
             self.get_logger().error(
-                f"physics diverged (NaN or huge position, velocity or acceleration) at sim t = {self._sim.time:.3f} s; "
-                "the plant reset the arm to the zero pose. Usually: gains too high for this timestep."
+                "physics diverged (NaN or huge position, velocity or acceleration) at sim t = "
+                f"{self._sim.time:.3f} s; the plant reset the arm to the zero pose. Usually: "
+                "gains too high for this timestep."
             )
         state = self._sim.state()
         stamp = time_msg(state.time)
