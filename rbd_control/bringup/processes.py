@@ -79,10 +79,11 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
             pass
     except ImportError:
         pass
-    source = Path(__file__).resolve().parents[2] / relative   # the checkout: rbd_control/bringup/..
+    source = Path(__file__).resolve().parents[2] / relative   # the checkout: bringup/../..
     if source.is_file():
         return source
-    raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control nor in {source.parent}")
+    raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control "
+                            f"nor in {source.parent}")
 
 
 def controller_parameters(config_file: Path) -> dict:
@@ -331,11 +332,12 @@ class Bringup:
                      **self.config.extra_controller_parameters}
         if self.config.mode:
             overrides["mode"] = self.config.mode
-        params = _write_params(self.log_dir / "controller_overrides.yaml", CONTROLLER_NODE, overrides)
+        params = _write_params(self.log_dir / "controller_overrides.yaml", CONTROLLER_NODE,
+                               overrides)
+        files = (self.config.config_file, *self.config.controller_params_files, params)
         return NodeProcess(
             CONTROLLER_NODE, CONTROLLER_MODULE,
-            [arg for path in (self.config.config_file, *self.config.controller_params_files, params)
-             for arg in ("--params-file", str(path))],
+            [arg for path in files for arg in ("--params-file", str(path))],
             self.log_dir / "controller.log",
         )
 
@@ -343,9 +345,8 @@ class Bringup:
         """Raise RuntimeError with the log tail of a child that has exited."""
         for child in (self.simulator, self.controller):
             if child is not None and not child.alive():
-                raise RuntimeError(
-                    f"{child.name} exited with code {child.process.returncode}:\n{child.log_tail()}"
-                )
+                raise RuntimeError(f"{child.name} exited with code "
+                                   f"{child.process.returncode}:\n{child.log_tail()}")
 
     def stop(self) -> None:
         # both at once, then wait: each takes up to a second to end under load
