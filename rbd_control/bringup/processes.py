@@ -79,7 +79,7 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
             pass
     except ImportError:
         pass
-    source = Path(__file__).resolve().parents[2] / relative   # the checkout: bringup/../..
+    source = Path(__file__).resolve().parents[2] / relative   # in the checkout's root
     if source.is_file():
         return source
     raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control "
