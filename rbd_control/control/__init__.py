@@ -12,7 +12,7 @@ ControllerConfig (dataclass): mode ('gravity_compensation' | 'feedforward_pd' | 
     a number, a list in `joints` order, or {joint: value}), effort_scale (0, 1], state_timeout [s],
     safe_action ('hold' | 'zero'), damping (gravity_compensation), allow_partial_joints_goal,
     ignore_unknown_joints, bandwidth_hz (upper bound) / damping_ratio / expected_state_period /
-    expected_delay (the discrete-time default-gain rule, gains.py), effort_limit (override),
+    expected_delay (the discrete-time default-gain rule, loop_design.py), effort_limit (override),
     use_urdf_friction (URDF <dynamics> in the feedforward), oscillation (thresholds,
     safety/oscillation.py),
     fixed_positions ({joint: q} for model joints neither commanded nor in the states; else 0),

@@ -10,7 +10,8 @@ import numpy as np
 
 from rbd_control.control.contact.config import ContactConfig
 from rbd_control.control.errors import ConfigError, brief
-from rbd_control.control.laws.gains import GainValue, Gains
+from rbd_control.control.laws.gains import Gains
+from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, FRICTION_EPSILON
@@ -142,6 +143,9 @@ class ModelPlan:
     fixed_positions: np.ndarray      # model order: for joints missing from the states
     friction: object = None          # identification.Friction, model order
     cartesian: object = None         # the cartesian_impedance law (None without ee_link)
+    # what the loop design softens of the law: laws/loop_design.py's Softened records
+    # (model/plan.py's softened: the task stiffness at the zero pose, the nullspace stiffness)
+    softened: tuple = ()
 
 
 @dataclass(frozen=True)

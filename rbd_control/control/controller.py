@@ -40,7 +40,8 @@ from rbd_control.control.laws import joint as laws
 from rbd_control.control.laws.cartesian_mode import (check_takes_cartesian_goals, checked_pose,
                                                      checked_wrench)
 from rbd_control.control.laws.gain_table import GainTable, in_model_order
-from rbd_control.control.laws.gains import GainValue, Gains
+from rbd_control.control.laws.gains import Gains
+from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,

@@ -4,8 +4,8 @@ With the others locked, joint i feels H_ii; with them free they give way, and th
 tau_i meets the inertia of the Schur complement of the rest of H, 1 / (H^-1)_ii <= H_ii (7.8x
 lighter than H_ii on the default arm's elbow). A loop closed on every joint at once, or a
 force applied to a joint while the others swing, sees this one: the default gains
-(control/laws/gains.py), their schedule (control/laws/inertia_schedule.py) and the DART plant's
-explicit damping (sim/dart_plant.py) size themselves on it.
+(control/laws/loop_design.py), their schedule (control/laws/inertia_schedule.py) and the DART
+plant's explicit damping (sim/dart_plant.py) size themselves on it.
 
 A joint that moves a massless subtree makes H singular (Model.warnings names it): H is
 regularised by REGULARISATION times its largest diagonal entry (at least MIN_INERTIA), far

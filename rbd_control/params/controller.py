@@ -239,19 +239,19 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "must be on the node's clock (use_sim_time with a simulator).", low=0.0, high=10.0),
     Parameter("bandwidth_hz", "double", 8.0,
               "Upper bound of the default gains' bandwidth, Hz; the margins at "
-              "expected_state_period and expected_delay decide below it (gains.py). Read at "
-              "start.", **positive(1000.0)),
+              "expected_state_period and expected_delay decide below it (loop_design.py). Read "
+              "at start.", **positive(1000.0)),
     Parameter("damping_ratio", "double", 1.0,
               "Damping ratio of the default gains (gains.py). Read at start.", **positive(100.0)),
     Parameter("expected_state_period", "double", 0.004,
               "Seconds between the joint states the controller answers, as it really runs "
               "(the default: 250 Hz, a Python node on a busy computer). The default gains are "
-              "designed in discrete time for it (gains.py); bandwidth_hz stays their upper "
-              "bound. Read at start.", **positive(1.0)),
+              "designed in discrete time for it (loop_design.py); bandwidth_hz stays their "
+              "upper bound. Read at start.", **positive(1.0)),
     Parameter("expected_delay", "double", 0.010,
               "Seconds from a joint state to the moment its command acts on the drive, as it "
               "really runs. The default gains keep a 45 deg phase margin and a gain margin of 2 "
-              "with this delay and expected_state_period (gains.py). Read at start.",
+              "with this delay and expected_state_period (loop_design.py). Read at start.",
               low=0.0, high=1.0),
     Parameter("inertia_scheduling", "bool", True,
               "feedforward_pd scales each default-rule joint's kp and kd by its effective "

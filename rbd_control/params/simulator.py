@@ -60,7 +60,8 @@ SIM_PARAMETERS = ParameterTable([
     Parameter("payload.mass", "double", 0.0, "Payload mass, kg.", low=0.0, high=1.0e4),
     Parameter("payload.com", "double_array", None,
               "Payload centre of mass [x, y, z] in the link frame, m. Empty: the link origin.",
-              check=finite_numbers_of_length("payload.com", (0, 3)), constraint="empty or 3 finite numbers"),
+              check=finite_numbers_of_length("payload.com", (0, 3)),
+              constraint="empty or 3 finite numbers"),
     Parameter("payload.inertia", "double_array", None,
               "Payload principal inertia about its centre of mass [ixx, iyy, izz], kg m^2. "
               "Empty: 1e-4 each.", check=finite_numbers_of_length("payload.inertia", (0, 3)),
@@ -70,7 +71,8 @@ SIM_PARAMETERS = ParameterTable([
               "obstacle.probe_link can hit (contact tests, mujoco_model.Obstacle). Empty: none.",
               check=_check_box, constraint="empty, or 3 finite numbers and 3 positive ones"),
     Parameter("obstacle.probe_link", "string", "",
-              "Link carrying the massless probe sphere that touches obstacle.box (at its origin)."),
+              "Link carrying the massless probe sphere that touches obstacle.box "
+              "(at its origin)."),
     Parameter("obstacle.probe_radius", "double", 0.03, "Probe sphere radius, m.",
               **positive(1.0)),
     Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),

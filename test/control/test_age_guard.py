@@ -185,7 +185,7 @@ def excursion_with_delay(arm_urdf, arm_model, delay_steps, max_state_age, second
 
 
 def test_default_gains_hold_at_twice_their_design_delay_with_and_without_the_guard(arm_urdf, arm_model):
-    # designed for 10 ms at 250 Hz (gains.py); at 1 kHz the unit loop's margin ends near 28 ms
+    # designed for 10 ms at 250 Hz (loop_design.py); at 1 kHz the unit loop's margin ends near 28 ms
     unguarded, _ = excursion_with_delay(arm_urdf, arm_model, 20, max_state_age=0.0)
     guarded, controller = excursion_with_delay(arm_urdf, arm_model, 20, max_state_age=0.010)
     print(f"20 ms delay: excursion {unguarded:.3g} rad without the guard, {guarded:.3g} rad with it")

@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation
 
 from rbd_control.control import ConfigError, Controller, ControllerConfig, TrajectoryError
 from rbd_control.control.laws.cartesian import WRENCH_RAMP_TIME
-from rbd_control.control.laws.gains import design_bandwidth
+from rbd_control.control.laws.loop_design import design_bandwidth
 from rbd_control.control.laws.pose import (
     MAX_LINEAR_SPEED,
     MIN_DURATION,
@@ -193,7 +193,7 @@ def test_a_singular_pose_gives_a_finite_clamped_torque(arm_model):
 
 def test_the_task_stiffness_is_bounded_by_the_loop_design_bandwidth(arm_model):
     """The fastest task-space mode of Lambda x'' = -sigma K x stays at the discrete-time design
-    bandwidth w (gains.design_bandwidth) where cartesian_stiffness would exceed it."""
+    bandwidth w (loop_design.design_bandwidth) where cartesian_stiffness would exceed it."""
     controller = make(arm_model, cartesian_stiffness=(1000, 1000, 1000, 10, 10, 10))
     law = controller._cartesian
     w = design_bandwidth().omega

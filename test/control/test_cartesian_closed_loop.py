@@ -55,7 +55,7 @@ class Loop:
                              initial_positions=dict(zip(names, map(float, q0))))
         config.setdefault("cartesian_stiffness", STIFFNESS)
         # the loop it runs: 1 kHz in lock step (the command acts over the step after its state),
-        # with no bandwidth bound below what those margins allow (gains.py, cartesian.py)
+        # with no bandwidth bound below what those margins allow (loop_design.py, cartesian.py)
         config.setdefault("expected_state_period", 1e-3)
         config.setdefault("expected_delay", 0.0)
         config.setdefault("bandwidth_hz", 1000.0)
@@ -176,7 +176,7 @@ def test_nullspace_posture_is_restored_while_the_flange_stays_put():
     assert np.abs(q_start - q_posture).max() > 0.1
     # the flange's drift during the self-motion is the uncompensated Lambda Jdot qd over K:
     # the bounds below hold for this (stiffer) task; the nullspace damping 2 sqrt(k_n d) comes
-    # from the gains' d (gains.py), which counts the coupling of the joints (1.8 mm measured)
+    # from the gains' d (loop_design.py), which counts the coupling of the joints (1.8 mm measured)
     loop = Loop(arm, q0=q_start, nullspace_posture=list(q_posture), nullspace_stiffness=20.0,
                 cartesian_stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0))
     p0, quat0 = loop.pose()

@@ -11,8 +11,9 @@ import pytest
 from rbd_control.control import (Command, ConfigError, Controller, ControllerConfig,
                                  JointTrajectory, StateError, TrajectoryError, TrajectoryPoint)
 from rbd_control.control.laws import joint as laws
-from rbd_control.control.laws.gains import (reference_inertia, reference_poses, design_bandwidth,
-                                            loop_margins, sampled_loop_matrix)
+from rbd_control.control.laws.loop_design import (reference_inertia, reference_poses,
+                                                  design_bandwidth, loop_margins,
+                                                  sampled_loop_matrix)
 from rbd_control.dynamics import crba, gravity, load_urdf, rnea
 
 Q0 = np.array([0.3, 0.7, -0.8, 0.4, 0.6, 0.2])
@@ -113,7 +114,7 @@ def test_set_mode_rejects_unknown(arm_model):
 # --- gains -------------------------------------------------------------------------------
 
 def test_default_gains_follow_the_documented_rule(arm_model):
-    """gains.py: d = min_q 1/(H^-1)_ii scaled so that D <= H(q) at every reference pose; w the
+    """loop_design.py: d = min_q 1/(H^-1)_ii scaled so that D <= H(q) at every reference pose; w the
     largest (<= the bandwidth bound) keeping 45 deg and 2x on the sampled, delayed unit loop."""
     inverses = [np.linalg.inv(crba(arm_model, q)) for q in reference_poses(arm_model)]
     m = 1.0 / np.max([np.diag(inv) for inv in inverses], axis=0)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.laws.gains import INERTIA_FLOOR_FRACTION, reference_inertia
+from rbd_control.control.laws.loop_design import INERTIA_FLOOR_FRACTION, reference_inertia
 from rbd_control.dynamics import crba, load_urdf
 
 LINK = ('<link name="{name}"><inertial><origin xyz="0.2 0 0"/><mass value="{mass}"/>'
@@ -19,7 +19,8 @@ def arm_with_massless_finger():
             + JOINT.format(name="wrist", parent="base", child="palm")
             + LINK.format(name="tip", mass=1e-3, i=1e-9)
             + JOINT.format(name="tip_joint", parent="palm", child="tip")
-            + '<link name="ghost"/>' + JOINT.format(name="ghost_joint", parent="palm", child="ghost")
+            + '<link name="ghost"/>'
+            + JOINT.format(name="ghost_joint", parent="palm", child="ghost")
             + '</robot>')
 
 

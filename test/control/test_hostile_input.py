@@ -14,7 +14,7 @@ import pytest
 from rbd_control.control import (ConfigError, ControlError, Controller, ControllerConfig,
                                  JointTrajectory, MissingJointsError, StateError, TrajectoryError,
                                  TrajectoryPoint)
-from rbd_control.control.laws.gains import reference_inertia, reference_poses
+from rbd_control.control.laws.loop_design import reference_inertia, reference_poses
 from rbd_control.control.throttle import ThrottledWarnings
 from rbd_control.dynamics import RbdError, crba, gravity, load_urdf
 
@@ -104,7 +104,7 @@ def comb_urdf(branches, length):
 
 def test_default_gains_take_the_effective_inertia_over_the_reference_poses(arm_model):
     """Each joint's d is at most its effective inertia 1/(H^-1)_ii (the others free) at every
-    reference pose, and D <= H(q) there (gains.py)."""
+    reference pose, and D <= H(q) there (loop_design.py)."""
     d = reference_inertia(arm_model)
     for q in reference_poses(arm_model):
         H = crba(arm_model, q)

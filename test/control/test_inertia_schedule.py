@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig
-from rbd_control.control.laws.gains import reference_poses
+from rbd_control.control.laws.loop_design import reference_poses
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
 from rbd_control.dynamics import crba, load_urdf
 

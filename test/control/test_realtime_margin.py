@@ -1,6 +1,6 @@
 """The margin sweep (bench/delay_margin.py) as a test: the default gains hold and track in every
 mode when the plant does not wait for the controller: states every 1 to 4 ms, each command
-acting 0 to 10 ms after its state (the loop the defaults are designed for, gains.py), on the
+acting 0 to 10 ms after its state (the loop the defaults are designed for, loop_design.py), on the
 default arm and two arms from example-robot-data. ROS-free; a real MuJoCo plant.
 
 Limits asserted (issue: a holding arm moves < 1e-2 rad and < 0.1 rad/s; tracking RMS < 5 mrad
@@ -63,7 +63,7 @@ def test_the_demo_trajectory_is_tracked_at_1_khz_and_at_the_design_corner(arm, m
 
 def test_the_old_gains_lost_the_default_arm_at_5_ms_where_the_new_ones_hold():
     """The rule this replaced (8 Hz on min H_ii) had 3 ms of delay margin on the default arm:
-    with the other joints free a joint feels 1/(H^-1)_ii, up to 7.8x lighter (gains.py)."""
+    with the other joints free a joint feels 1/(H^-1)_ii, up to 7.8x lighter (loop_design.py)."""
     arm = sweep.load_arm("default_arm")
     model = load_urdf(arm.urdf)
     old = sweep.run(arm, "feedforward_pd", 1, 5, old=True, bare=True, model=model)

@@ -29,7 +29,7 @@ def record_tracking(plant_xml, model, trajectory, duration, *, payloads=(), q0=N
     applied effort (plus noise(tau) when given)."""
     sim = coulomb_plant(plant_xml, model.joint_names, q0, payloads)
     # gains for the loop this runs (1 kHz in lock step, up to the 28 Hz its margins allow,
-    # gains.py): the plant's friction is unknown to the controller, and the default gains,
+    # loop_design.py): the plant's friction is unknown to the controller, and the default gains,
     # designed for 250 Hz and 10 ms, are too soft to drag a light wrist through it
     controller = Controller(model, ControllerConfig(mode="feedforward_pd", expected_state_period=DT,
                                                     expected_delay=DT, bandwidth_hz=30.0))

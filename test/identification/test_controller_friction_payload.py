@@ -97,7 +97,7 @@ def test_the_default_gains_follow_the_payload_and_given_gains_stay(arm):
             321.0 if field == "kp" else 0.5)
         np.testing.assert_allclose(getattr(controller.gains, field), expected, rtol=1e-12)
     wrist = arm.joint_names.index("wrist_2")
-    # the tool dominates the wrist: 4x with the effective inertia of gains.py (its coupled
+    # the tool dominates the wrist: 4x with the effective inertia of loop_design.py (its coupled
     # modes bound it), 5x on H_ii alone
     assert controller.gains.kp[wrist] > 3.5 * bare.kp[wrist]
     controller.set_payload("tool0", 0.0)                         # removed: back to the bare arm's

@@ -128,7 +128,7 @@ def start(spawn_node, ros_node, *, description=True, handshake=True, **parameter
 # ---------------------------------------------------------------------- torques
 
 def test_effort_equals_core_torque_for_shuffled_states_with_extra_joints(spawn_node, ros_node):
-    # gains for a 1 kHz loop up to 30 Hz (gains.py), stiff enough that the random errors
+    # gains for a 1 kHz loop up to 30 Hz (loop_design.py), stiff enough that the random errors
     # saturate some joints (the default 250 Hz / 10 ms design does not)
     loop = dict(expected_state_period=0.001, expected_delay=0.0, bandwidth_hz=30.0)
     rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS, **loop)

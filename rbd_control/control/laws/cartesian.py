@@ -18,8 +18,8 @@ Matrices, ch. 4), so with K diagonal and positive it is computed as
 with one eigendecomposition and no root of Lambda.
 N = 1 - J^T Jbar^T with the dynamically consistent inverse Jbar = H^-1 J^T Lambda (Khatib 1987):
 the posture torque produces no end-effector acceleration (q_n - q wraps on continuous joints).
-D_n = 2 zeta sqrt(K_n d) per joint, d the joint's reference inertia (gains.py), with K_n capped
-at d w^2.
+D_n = 2 zeta sqrt(K_n d) per joint, d the joint's reference inertia (loop_design.py), with K_n
+capped at d w^2.
 Bandwidth bound: the task-space modes of Lambda x'' = -K x - D x' have frequencies
 omega_k = 1 / sqrt(s_k), s_k the eigenvalues of K^-1/2 Lambda K^-1/2 (the ones D is built from).
 A light direction (a wrist's rotation, a pose near a singularity) makes omega_k far faster than
@@ -29,10 +29,15 @@ state by
     K = K^1/2 V diag(sigma) V^T K^1/2,   D = 2 zeta K^1/2 V diag(sqrt(sigma s)) V^T K^1/2
 (V, s the eigenvectors and eigenvalues above): the fast modes (a light wrist's rotation) are
 bounded at w, the others (the translation a user pushes) keep the configured stiffness; with
-w the default gains' discrete-time design bandwidth (gains.design_bandwidth: 45 deg and a
-gain margin of 2 at expected_state_period and expected_delay; cartesian_stiffness is an upper
-bound), times the controller's feedback scale (age guard, oscillation). Lambda comes damped near singularities
+w the discrete-time design bandwidth (loop_design.design_bandwidth: 45 deg and a gain margin
+of 2 at expected_state_period and expected_delay, with cartesian_damping_ratio; the model plan
+hands it over, control/model/plan.py; cartesian_stiffness is an upper bound), times the
+controller's feedback scale (age guard, oscillation). Lambda comes damped near singularities
 (dynamics.operational_space_inertia), so nothing here divides by a vanishing number.
+What the bound softens is reported (softened_at: loop_design.Softened records): per axis, the
+requested stiffness and the applied one, the diagonal entry of K above (the restoring force
+along an axis per unit of error along it) at a stated pose, since Lambda(q) decides it; and
+each joint's nullspace stiffness above its cap d w^2 (the same at every pose).
 f_d is the wrench the arm adds at the end effector: [force; torque] in world axes at the link
 origin (geometry_msgs/Wrench order), ramped in over WRENCH_RAMP_TIME by the minimum-jerk profile.
 Config vectors follow the same convention: stiffness (kx, ky, kz, krx, kry, krz).
@@ -46,15 +51,17 @@ import numpy as np
 
 from rbd_control.dynamics import bias, frame_pose, operational_space_inertia
 
-from rbd_control.control.laws.gains import GainError, resolve_per_joint, design_bandwidth
+from rbd_control.control.errors import ConfigError, GainError
 from rbd_control.control.laws.joint import position_error
+from rbd_control.control.laws.loop_design import LoopDesign, design_bandwidth, softened_values
+from rbd_control.control.laws.per_joint import resolve_per_joint
 from rbd_control.control.laws.pose import (PoseInterpolation, minimum_jerk, orientation_error,
                                            quat_from_matrix)
-from rbd_control.control.safety.checks import ConfigError
 
 WRENCH_RAMP_TIME = 0.25   # s
 # [force; torque] -> [moment; force] (J's rows), and [e_o; e_p] -> [e_p; e_o]: the same swap
 WRENCH_TO_TWIST_ORDER = TWIST_TO_CONFIG_ORDER = np.array([3, 4, 5, 0, 1, 2])
+AXES = ("x", "y", "z", "rx", "ry", "rz")   # cartesian_stiffness's order
 
 
 class CartesianState(NamedTuple):
@@ -84,7 +91,8 @@ class CartesianImpedance:
     """Targets and law for one end-effector link. All vectors here are in model joint order."""
 
     def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
-                 nullspace_damping, nullspace_posture, max_bandwidth=math.inf):
+                 nullspace_damping, nullspace_posture, max_bandwidth=math.inf,
+                 nullspace_softened=()):
         frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
         if model.link_body[ee_link] < 0:
             raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
@@ -100,6 +108,8 @@ class CartesianImpedance:
         self.stiffness_scale = 1.0                      # sigma of the last state
         self.max_translation, self.max_rotation = (float(x) for x in max_error)
         self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
+        # Softened records of the nullspace stiffness capped by the bandwidth (from_config)
+        self.nullspace_softened = tuple(nullspace_softened)
         self.configured_posture = np.asarray(nullspace_posture, dtype=float)
         self.posture = None
         self._target = None
@@ -145,19 +155,36 @@ class CartesianImpedance:
         K_outer = self._K_root_outer
         return (2.0 * self.zeta) * K_outer * sqrt_psd(Lambda / K_outer)
 
+    def _modes(self, Lambda, scale):
+        """(s, V, sigma): the eigenvalues s and eigenvectors V of K^-1/2 Lambda K^-1/2 and
+        each mode's stiffness scale sigma_k = min(1, w^2 s_k) (module doc)."""
+        s, V = np.linalg.eigh(Lambda / self._K_root_outer)
+        s = np.maximum(s, 0.0)
+        w = scale * self.max_bandwidth
+        sigma = np.minimum(1.0, w * w * s) if math.isfinite(w) else np.ones_like(s)
+        return s, V, sigma
+
     def task_gains(self, Lambda, scale=1.0):
         """(K, D) as 6 x 6 matrices: each task-space mode faster than the bandwidth
         scale * max_bandwidth softened to it, the others as configured (module doc)."""
         K_outer = self._K_root_outer
-        s, V = np.linalg.eigh(Lambda / K_outer)
-        s = np.maximum(s, 0.0)
-        w = scale * self.max_bandwidth
-        sigma = np.minimum(1.0, w * w * s) if math.isfinite(w) else np.ones_like(s)
+        s, V, sigma = self._modes(Lambda, scale)
         self.stiffness_scale = float(sigma.min())
         # in the modes' coordinates: stiffness sigma_k, damping 2 zeta sqrt(sigma_k s_k)
         K = K_outer * ((V * sigma) @ V.T)
         D = (2.0 * self.zeta) * K_outer * ((V * np.sqrt(sigma * s)) @ V.T)
         return K, D
+
+    def softened_at(self, model, q) -> tuple:
+        """What the bandwidth bound softens at pose q (model order) on `model`, at full
+        feedback scale: the loop_design.Softened records of each axis whose applied stiffness
+        (K's diagonal entry, cartesian_stiffness's order and units) is below the requested one,
+        then the nullspace stiffness capped per joint. Pure: the law's state is unchanged."""
+        Lambda = operational_space_inertia(model, q, self.ee_link).Lambda
+        _, V, sigma = self._modes(Lambda, 1.0)
+        applied = self._K_root_outer.diagonal() * np.einsum("ik,k,ik->i", V, sigma, V)
+        return softened_values("cartesian_stiffness", AXES, self.K[TWIST_TO_CONFIG_ORDER],
+                               applied[TWIST_TO_CONFIG_ORDER]) + self.nullspace_softened
 
     def torques(self, model, q, qd, now, scale=1.0):
         """(feedforward C qd + G, feedback J^T F + N tau_n), model order, on `model` (the
@@ -176,7 +203,8 @@ class CartesianImpedance:
         K, D = self.task_gains(Lambda, scale)
         F = K @ e - D @ (J @ qd) + f_d[WRENCH_TO_TWIST_ORDER]
         # J^T F + N tau_n = J^T (F - Jbar^T tau_n) + tau_n,  Jbar^T = Lambda J H^-1
-        K_n, D_n = (self.K_n, self.D_n) if scale == 1.0 else (scale * scale * self.K_n, scale * self.D_n)
+        K_n, D_n = ((self.K_n, self.D_n) if scale == 1.0
+                    else (scale * scale * self.K_n, scale * self.D_n))
         tau_n = K_n * position_error(self.posture, q, self.continuous) - D_n * qd
         feedback = J.T @ (F - Lambda @ (ops.Hinv_JT.T @ tau_n)) + tau_n
         self.last = CartesianState(T[:3, 3].copy(), quat, p_d, q_d, e[TWIST_TO_CONFIG_ORDER],
@@ -184,10 +212,11 @@ class CartesianImpedance:
         return bias(model, q, qd), feedback
 
 
-def from_config(model, config, joint_map, reference_inertia, mode=None):
+def from_config(model, config, joint_map, reference_inertia, design: LoopDesign, mode=None):
     """The law a ControllerConfig asks for on this model (None without an ee_link); per-joint
-    values in command order (joint_map) become model order. mode: the running mode (default
-    config.mode, the one at start-up). ConfigError with the reason."""
+    values in command order (joint_map) become model order. design: the model plan's loop
+    design (the joint gains'), solved again only for another cartesian_damping_ratio. mode: the
+    running mode (default config.mode, the one at start-up). ConfigError with the reason."""
     joints = joint_map.names
     mode = config.mode if mode is None else mode
     if not config.ee_link:
@@ -199,8 +228,8 @@ def from_config(model, config, joint_map, reference_inertia, mode=None):
         # modes still work; switching to cartesian_impedance is refused (no law)
         return None
     try:
-        stiffness = joint_map.put(resolve_per_joint(
-            config.nullspace_stiffness, joints, np.zeros(len(joints)), "nullspace_stiffness"))
+        requested = resolve_per_joint(config.nullspace_stiffness, joints, np.zeros(len(joints)),
+                                      "nullspace_stiffness")
         # NaN: that joint's posture is the one at activation
         posture = np.full(len(joints), np.nan)
         value = config.nullspace_posture
@@ -213,16 +242,21 @@ def from_config(model, config, joint_map, reference_inertia, mode=None):
         raise ConfigError(str(exc)) from None
     inertia = joint_map.put(reference_inertia, fill=1.0)
     zeta = config.cartesian_damping_ratio
-    try:
-        w = design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
-                             float(zeta), float(config.bandwidth_hz)).omega
-    except GainError as exc:
-        raise ConfigError(str(exc)) from None
-    stiffness = np.minimum(stiffness, inertia * w * w)   # the joint's bandwidth bound too
+    if float(zeta) != design.damping_ratio:   # the law's own damping: another unit loop
+        try:
+            design = design_bandwidth(design.period, design.delay, float(zeta),
+                                      float(config.bandwidth_hz))
+        except GainError as exc:
+            raise ConfigError(str(exc)) from None
+    w = design.omega
+    # the joint's bandwidth bound too (command order, for the report)
+    capped = np.minimum(requested, np.asarray(reference_inertia) * w * w)
+    stiffness = joint_map.put(capped)
     try:
         return CartesianImpedance(
             model, config.ee_link, config.cartesian_stiffness, zeta, config.max_cartesian_error,
-            stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia), joint_map.put(posture, fill=np.nan),
-            max_bandwidth=w)
+            stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia),
+            joint_map.put(posture, fill=np.nan), max_bandwidth=w,
+            nullspace_softened=softened_values("nullspace_stiffness", joints, requested, capped))
     except ValueError as exc:   # InputError for an unknown link, or a link on the base
         raise ConfigError(f"ee_link: {exc}") from None

@@ -8,7 +8,8 @@ from typing import Mapping
 
 import numpy as np
 
-from rbd_control.control.laws.gains import GainValue, Gains, resolve_per_joint
+from rbd_control.control.laws.gains import Gains
+from rbd_control.control.laws.per_joint import GainValue, resolve_per_joint
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params import bounds
 
@@ -24,7 +25,7 @@ MAXIMUM = {"kp": bounds.MAX_KP, "kd": bounds.MAX_KD, "ki": bounds.MAX_KI,
 
 
 def resolve(value: GainValue, joints, default, what: str):
-    """A user value of `what` per joint (gains.resolve_per_joint), bounded by MAXIMUM."""
+    """A user value of `what` per joint (per_joint.resolve_per_joint), bounded by MAXIMUM."""
     return resolve_per_joint(value, joints, default, what, maximum=MAXIMUM[what])
 
 

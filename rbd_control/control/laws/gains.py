@@ -1,121 +1,35 @@
-"""Per-joint gains, and defaults derived from the model so a new robot works untuned.
+"""Per-joint torque gains, and the defaults derived from the model so a new robot works untuned.
+No rclpy.
 
-The default rule: a discrete-time design with a stated margin
-----------------------------------------------------------------
-A Python node on a busy computer answers joint states that arrive every T seconds (down to
-250 Hz) and its command reaches the drive tau seconds after the state it answers (up to 10 ms);
-the drive holds each command until the next one (zero-order hold). The rule sizes the gains
-for that loop, not for a continuous one: `expected_state_period` T (default 4 ms) and
-`expected_delay` tau (default 10 ms) are parameters (parameters.py).
+The default rule sizes every joint on its effective inertia d_i (with the other joints free,
+minimised over reference poses) and one unit loop designed in discrete time for the loop's
+state period and delay (loop_design.py: steps 1 and 2, the margins it keeps). Then:
 
-1. Effective inertia. The controller closes a PD loop on every joint at once; at a frozen pose
-   q, with Kp = w^2 D and Kd = 2 zeta w D for one diagonal D > 0, the loop
-       H(q) e'' = -Kp e - Kd e'      (every command delayed and held alike)
-   decouples exactly into the modes of H^-1 D (proportional damping): mode k with eigenvalue
-   lambda_k is the unit-inertia loop x'' = -lambda_k (w^2 x + 2 zeta w x'). So the loop is as
-   stable as the unit loop scaled by lambda_max(H(q)^-1 D). The old rule took
-   D = min_q H_ii(q) (the joint alone, every other joint locked); with the other joints free a
-   joint feels 1/(H^-1)_ii <= H_ii (up to 7.8x lighter on the default arm's elbow), and the
-   coupled modes of the default arm reached lambda_max = 10.7, i.e. 3.3 x the 8 Hz design.
-   The new D:
-       m_i  = min over reference poses of 1 / (H(q)^-1)_ii    (every other joint free)
-       mu   = max over reference poses of lambda_max(D_m^1/2 H(q)^-1 D_m^1/2)   (>= 1)
-       d_i  = m_i / mu        i.e. the largest D of that shape with D <= H(q) (Loewner order)
-   at every reference pose, so lambda_max(H^-1 D) <= 1: no mode is faster than the unit loop
-   below. mu is taken per independent subtree of the base (H is block diagonal over them:
-   branch-induced sparsity, RBDA ch. 6), so a 3000-joint comb costs 100 blocks of 30.
-   The reference poses are the zero pose (clipped into the limits) plus 64 poses drawn
-   uniformly within the position limits with a fixed seed, so the rule is deterministic.
-   A joint moving a massless subtree (H singular) is regularised (H + 1e-12 max H_ii I) and
-   d_i is floored at a millionth of the largest d (INERTIA_FLOOR_FRACTION).
+    kp_i = d_i w^2,   kd_i = 2 zeta d_i w,   ki_i = 0,   i_clamp_i = 0.2 effort_limit_i
 
-2. The unit loop in discrete time. The plant x'' = u (unit inertia), the controller sampling
-   position and velocity every T and commanding u_k = -(kp q_k + kd v_k), the command acting
-   tau = n T + delta (0 <= delta < T) later and held for T. Exactly discretised (ZOH):
-       x_{k+1} = A x_k + B0 u_{k-n} + B1 u_{k-n-1},     A = [[1, T], [0, 1]],
-       B0 = [(T - delta)^2 / 2, T - delta],   B1 = [delta (T - delta / 2), delta]
-   (B1 is the part of the step still driven by the previous command). Its loop transfer
-       L(z) = [kp, kd] (z I - A)^-1 (B0 z^-n + B1 z^-n-1),     z = exp(j omega T)
-   gives the phase margin (180 deg + arg L where |L| = 1) and the gain margin (the largest g
-   with the closed loop under g [kp, kd] stable: spectral radius of the augmented state
-   matrix below 1, sampled_loop_matrix). With kp = w^2, kd = 2 zeta w the rule picks
-       w = the largest w <= 2 pi bandwidth_hz with  phase margin >= 45 deg  and
-           gain margin >= 2   (MIN_PHASE_MARGIN_DEG, MIN_GAIN_MARGIN)
-   by bisection (both margins shrink as w grows). bandwidth_hz (default 8 Hz) is thus an
-   upper bound: it decides only when T and tau are small. At the defaults (4 ms, 10 ms,
-   zeta 1) w = 2 pi 3.53 Hz (phase margin 45.0 deg, gain margin 2.8); at 1 ms and no delay the
-   8 Hz bound decides. At 1 kHz the 3.53 Hz loop loses stability near 28 ms of delay.
-   A mode with lambda < 1 sees the unit loop's gain scaled by lambda: its crossover moves to a
-   lower frequency, where the PD lead still exceeds the phase lost to T and tau, so it stays
-   stable with gain margin >= 2 / lambda (its damping ratio is zeta sqrt(lambda)).
+computed_torque multiplies its feedback by H(q), so every joint is exactly the unit loop; its
+acceleration gains are kp_i / d_i = w^2 and kd_i / d_i = 2 zeta w, the same discrete rule with
+unit inertia. One set of torque gains (JTC's `gains.<joint>.p/d/i`) therefore serves every
+mode; a user's kp/kd override the rule per joint (gain_table.py).
 
-3. The gains:
-       kp_i = d_i w^2,   kd_i = 2 zeta d_i w,   ki_i = 0,   i_clamp_i = 0.2 effort_limit_i
-   computed_torque multiplies its feedback by H(q), so every joint is exactly the unit loop;
-   its acceleration gains are kp_i / d_i = w^2 and kd_i / d_i = 2 zeta w, the same discrete
-   rule with unit inertia. One set of torque gains (JTC's `gains.<joint>.p/d/i`) therefore
-   serves every mode; a user's kp/kd override the rule per joint.
-
-4. At the measured pose. feedforward_pd scales a default-rule joint's kp_i, kd_i by
-   d_i(q) / d_i, step 1 done at that pose alone (inertia_schedule.py), so the slow,
-   underdamped modes that a D fitted to the worst pose leaves elsewhere come up to speed
-   (inertia_scheduling, default on).
+At the measured pose, feedforward_pd scales a default-rule joint's kp_i, kd_i by d_i(q) / d_i,
+the effective inertia at that pose alone (inertia_schedule.py), so the slow, underdamped modes
+that a D fitted to the worst pose leaves elsewhere come up to speed (inertia_scheduling,
+default on).
 """
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Union
+from typing import Optional
 
 import numpy as np
 
-from rbd_control.dynamics import crba
-from rbd_control.dynamics.free_inertia import (free_joint_inertia, max_inertia_ratio,
-                                               regularised_inverse)
+from rbd_control.control.laws.loop_design import LoopDesign
+from rbd_control.params.bounds import MAX_KD, MAX_KP
 
-from rbd_control.control.errors import GainError, brief
-from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO, MAX_KD, MAX_KP
+__all__ = ["DEFAULT_I_CLAMP_FRACTION", "Gains", "default_gains"]
 
-__all__ = [
-    "DEFAULT_BANDWIDTH_HZ",
-    "DEFAULT_DAMPING_RATIO",
-    "DEFAULT_EXPECTED_STATE_PERIOD",
-    "DEFAULT_EXPECTED_DELAY",
-    "MIN_PHASE_MARGIN_DEG",
-    "MIN_GAIN_MARGIN",
-    "Gains",
-    "GainError",
-    "LoopDesign",
-    "reference_inertia",
-    "default_gains",
-    "design_bandwidth",
-    "loop_margins",
-    "sampled_loop_matrix",
-    "resolve_per_joint",
-]
-
-DEFAULT_BANDWIDTH_HZ = 8.0
-DEFAULT_DAMPING_RATIO = 1.0
-# the loop the defaults are designed for (the parameter table's defaults; parameters.py)
-DEFAULT_EXPECTED_STATE_PERIOD = 0.004
-DEFAULT_EXPECTED_DELAY = 0.010
-MIN_PHASE_MARGIN_DEG = 45.0
-MIN_GAIN_MARGIN = 2.0
 DEFAULT_I_CLAMP_FRACTION = 0.2
-REFERENCE_POSE_COUNT = 64
-REFERENCE_POSE_SEED = 20260520
-# Floor on d_i, so that a joint moving a massless subtree (Model.warnings names it; H_ii = 0)
-# gets small finite gains instead of zero gains and an infinite acceleration gain: a fraction
-# of the model's largest inertia (relative, so a hand's 1e-6 kg m^2 fingertips are not lifted
-# while a humanoid's massless finger gets ~1e-5), and an absolute floor for a massless model.
-INERTIA_FLOOR_FRACTION = 1e-6
-MIN_REFERENCE_INERTIA = 1e-12
-# frequency grid of the phase margin: log-spaced up to the Nyquist frequency pi / T
-_FREQUENCY_POINTS = 4000
-_BISECTION_STEPS = 48
-
-GainValue = Union[None, float, Sequence[float], Mapping[str, float]]
 
 
 @dataclass
@@ -140,241 +54,16 @@ class Gains:
         return self.kd / self.reference_inertia
 
 
-@dataclass(frozen=True)
-class LoopDesign:
-    """The unit loop the rule chose: w (rad/s), its margins, and the loop it is designed for."""
-
-    omega: float
-    damping_ratio: float
-    period: float
-    delay: float
-    phase_margin_deg: float
-    gain_margin: float
-
-    @property
-    def bandwidth_hz(self) -> float:
-        return self.omega / (2.0 * math.pi)
-
-
-def reference_poses(model) -> np.ndarray:
-    """The deterministic pose set of the default-gain rule, shape (1 + 64, nq)."""
-    limits = np.array(model.position_limits, dtype=float)
-    lower = np.where(np.isfinite(limits[:, 0]), limits[:, 0], -math.pi)
-    upper = np.where(np.isfinite(limits[:, 1]), limits[:, 1], math.pi)
-    rng = np.random.default_rng(REFERENCE_POSE_SEED)
-    random_poses = rng.uniform(lower, upper, size=(REFERENCE_POSE_COUNT, model.nq))
-    zero_pose = np.clip(np.zeros(model.nq), lower, upper)
-    return np.vstack([zero_pose, random_poses])
-
-
-def subtrees(model) -> list:
-    """Joint indices of each subtree hanging from the fixed base: H is block diagonal over
-    them (H_ij = 0 unless i, j lie on one branch: branch-induced sparsity, RBDA ch. 6)."""
-    parent = np.asarray(model.parent, dtype=int)
-    root = np.arange(model.nq)
-    for i in range(model.nq):          # parent[i] < i: the parent's root is known already
-        if parent[i] >= 0:
-            root[i] = root[parent[i]]
-    return [np.flatnonzero(root == r) for r in np.unique(root)]
-
-
-def reference_inertia(model) -> np.ndarray:
-    """d_i = m_i / mu (module doc, step 1): the effective inertia of each joint with the others
-    free, minimised over the reference poses, scaled so that D <= H(q) at every one of them."""
-    blocks = subtrees(model)
-    # per pose, per subtree: (H_block + eps I)^-1 (dynamics.free_inertia)
-    inverses = [[regularised_inverse(H[np.ix_(b, b)]) for b in blocks]
-                for H in (crba(model, q) for q in reference_poses(model))]
-    m = np.zeros(model.nq)
-    for b_index, b in enumerate(blocks):
-        # m_i = min over poses of 1 / (H^-1)_ii;  mu = max over poses of lambda_max(H^-1 D_m)
-        m_b = np.min([free_joint_inertia(inv[b_index]) for inv in inverses], axis=0)
-        mu = max(max_inertia_ratio(m_b, inv[b_index]) for inv in inverses)
-        m[b] = m_b / max(mu, 1.0)
-    return np.maximum(m, max(INERTIA_FLOOR_FRACTION * float(np.max(m)), MIN_REFERENCE_INERTIA))
-
-
-def sampled_loop_matrix(kp, kd, period, delay) -> np.ndarray:
-    """The closed unit loop of the module doc (step 2) as x_{k+1} = Phi x_k on the state
-    [q, v, u_{k-1}, ..., u_{k-n-1}]; stable iff every eigenvalue of Phi lies inside the unit
-    circle."""
-    n, delta = _split_delay(period, delay)
-    A, B0, B1 = _discretised(period, delta)
-    past = n + 1                         # u_{k-1} .. u_{k-n-1}
-    size = 2 + past
-    K = np.zeros(size)
-    K[:2] = (kp, kd)
-
-    def u(j):                            # u_{k-j} as a row on the state
-        if j == 0:
-            return -K
-        row = np.zeros(size)
-        row[2 + j - 1] = 1.0
-        return row
-
-    Phi = np.zeros((size, size))
-    Phi[:2, :2] = A
-    Phi[:2] += np.outer(B0, u(n)) + np.outer(B1, u(n + 1))
-    Phi[2] = -K
-    for i in range(1, past):
-        Phi[2 + i, 2 + i - 1] = 1.0
-    return Phi
-
-
-def _split_delay(period, delay):
-    """delay = n T + delta, 0 <= delta < T (a hair of rounding counts as a whole period)."""
-    n = int(math.floor(delay / period + 1e-9))
-    delta = max(delay - n * period, 0.0)
-    if delta < 1e-9 * period:
-        delta = 0.0
-    return n, delta
-
-
-def _discretised(T, delta):
-    A = np.array([[1.0, T], [0.0, 1.0]])
-    B0 = np.array([(T - delta) ** 2 / 2.0, T - delta])
-    B1 = np.array([delta * (T - delta / 2.0), delta])
-    return A, B0, B1
-
-
-def _stable(kp, kd, period, delay) -> bool:
-    Phi = sampled_loop_matrix(kp, kd, period, delay)
-    return float(np.max(np.abs(np.linalg.eigvals(Phi)))) < 1.0
-
-
-def _phase_margin_deg(kp, kd, period, delay) -> float:
-    """180 deg + arg L(exp(j omega T)) at the gain crossover (the smallest over crossovers)."""
-    n, delta = _split_delay(period, delay)
-    _, B0, B1 = _discretised(period, delta)
-    omega = np.geomspace(1e-3 / period, math.pi / period, _FREQUENCY_POINTS)
-    z = np.exp(1j * omega * period)
-    b = B0[:, None] * z ** -n + B1[:, None] * z ** (-n - 1)
-    # (z I - A)^-1 b for A = [[1, T], [0, 1]]
-    c_v = b[1] / (z - 1.0)
-    c_q = b[0] / (z - 1.0) + period * b[1] / (z - 1.0) ** 2
-    L = kp * c_q + kd * c_v
-    phase = np.unwrap(np.angle(L))
-    phase -= 2.0 * math.pi * np.round((phase[0] + math.pi) / (2.0 * math.pi))  # ~ -pi at omega -> 0
-    magnitude = np.abs(L)
-    crossings = np.flatnonzero((magnitude[:-1] >= 1.0) & (magnitude[1:] < 1.0))
-    if crossings.size == 0:
-        return 180.0 if magnitude[-1] < 1.0 else -180.0
-    return float(min(180.0 + math.degrees(phase[i]) for i in crossings))
-
-
-def loop_margins(kp, kd, period, delay) -> tuple:
-    """(phase margin in degrees, gain margin) of the unit loop with gains kp (1/s^2), kd (1/s)
-    sampled every `period` with `delay` from state to command (module doc, step 2). The gain
-    margin is the largest g with g (kp, kd) stable (0 if unstable as given; capped at 1e3)."""
-    if not _stable(kp, kd, period, delay):
-        return _phase_margin_deg(kp, kd, period, delay), 0.0
-    low, high = 1.0, 2.0
-    while _stable(high * kp, high * kd, period, delay):
-        low, high = high, 2.0 * high
-        if high > 1e3:
-            return _phase_margin_deg(kp, kd, period, delay), math.inf
-    for _ in range(30):
-        middle = 0.5 * (low + high)
-        stable = _stable(middle * kp, middle * kd, period, delay)
-        low, high = (middle, high) if stable else (low, middle)
-    return _phase_margin_deg(kp, kd, period, delay), low
-
-
-@functools.lru_cache(maxsize=64)
-def design_bandwidth(period=DEFAULT_EXPECTED_STATE_PERIOD, delay=DEFAULT_EXPECTED_DELAY,
-                     damping_ratio=DEFAULT_DAMPING_RATIO,
-                     max_bandwidth_hz=DEFAULT_BANDWIDTH_HZ) -> LoopDesign:
-    """The largest w <= 2 pi max_bandwidth_hz whose unit loop (kp = w^2, kd = 2 zeta w) keeps
-    a phase margin >= MIN_PHASE_MARGIN_DEG and a gain margin >= MIN_GAIN_MARGIN when sampled
-    every `period` with `delay` (module doc, step 2)."""
-    if not (period > 0 and math.isfinite(period)):
-        raise GainError(f"expected_state_period must be a positive number of seconds, "
-                        f"got {period!r}")
-    if not (delay >= 0 and math.isfinite(delay)):
-        raise GainError(f"expected_delay must be a number of seconds >= 0, got {delay!r}")
-
-    def meets(w):
-        kp, kd = w * w, 2.0 * damping_ratio * w
-        return (_stable(kp, kd, period, delay)
-                and _stable(MIN_GAIN_MARGIN * kp, MIN_GAIN_MARGIN * kd, period, delay)
-                and _phase_margin_deg(kp, kd, period, delay) >= MIN_PHASE_MARGIN_DEG)
-
-    w = 2.0 * math.pi * max_bandwidth_hz
-    if not meets(w):
-        low, high = 0.0, w
-        for _ in range(_BISECTION_STEPS):
-            middle = 0.5 * (low + high)
-            low, high = (middle, high) if meets(middle) else (low, middle)
-        w = low
-    if not w > 0.0:
-        raise GainError(f"no default gains keep the stated margins with a state period of "
-                        f"{period:g} s and a delay of {delay:g} s")
-    pm, gm = loop_margins(w * w, 2.0 * damping_ratio * w, period, delay)
-    return LoopDesign(w, damping_ratio, period, delay, pm, gm)
-
-
-def default_gains(model, command_index, effort_limit, *, bandwidth_hz=DEFAULT_BANDWIDTH_HZ,
-                  damping_ratio=DEFAULT_DAMPING_RATIO,
-                  expected_state_period=DEFAULT_EXPECTED_STATE_PERIOD,
-                  expected_delay=DEFAULT_EXPECTED_DELAY) -> Gains:
-    """Gains for the joints model.joint_names[command_index] by the rule above."""
-    if not (0 < bandwidth_hz <= MAX_BANDWIDTH_HZ):
-        raise GainError(f"bandwidth_hz must be in (0, {MAX_BANDWIDTH_HZ:g}], got {bandwidth_hz!r}")
-    if not (0 < damping_ratio <= MAX_DAMPING_RATIO):
-        raise GainError(f"damping_ratio must be in (0, {MAX_DAMPING_RATIO:g}], got {damping_ratio!r}")
-    design = design_bandwidth(float(expected_state_period), float(expected_delay),
-                              float(damping_ratio), float(bandwidth_hz))
-    d = reference_inertia(model)[np.asarray(command_index)]
+def default_gains(inertia, design: LoopDesign, effort_limit) -> Gains:
+    """The rule's gains (module doc) for joints of reference inertia d_i = `inertia`
+    (loop_design.reference_inertia, the commanded joints') on the unit loop `design`."""
+    d = np.asarray(inertia, dtype=float)
     omega = design.omega
     return Gains(
         kp=np.minimum(d * omega**2, MAX_KP),     # binds only above d ~ 4e6 kg m^2
-        kd=np.minimum(2.0 * damping_ratio * omega * d, MAX_KD),
+        kd=np.minimum(2.0 * design.damping_ratio * omega * d, MAX_KD),
         ki=np.zeros_like(d),
         i_clamp=DEFAULT_I_CLAMP_FRACTION * np.asarray(effort_limit, dtype=float),
         reference_inertia=d,
         scheduled=np.ones(d.size, dtype=bool),
     )
-
-
-def resolve_per_joint(value: GainValue, names: Sequence[str], default: np.ndarray, what: str,
-                      *, minimum: float = 0.0, maximum: float = math.inf) -> np.ndarray:
-    """Turn a user value into a per-joint array in `names` order.
-
-    None -> default; a number -> every joint; a sequence -> one per joint in `names` order;
-    a mapping joint -> value -> those joints, the default for the rest. Values must be finite
-    and in [minimum, maximum] (bounds.py); errors name the gain and the joint.
-    """
-    out = np.array(default, dtype=float, copy=True)
-    if value is None:
-        pass
-    elif isinstance(value, Mapping):
-        position = {name: i for i, name in enumerate(names)}
-        for joint, v in value.items():
-            if joint not in position:
-                raise GainError(f"{what}: {joint!r} is not a commanded joint ({brief(names)})")
-            out[position[joint]] = _number(v, what, joint)
-    elif np.ndim(value) == 0:
-        out[:] = _number(value, what, "all joints")
-    else:
-        values = list(value)
-        if len(values) != len(names):
-            raise GainError(f"{what} has {len(values)} values for {len(names)} joints {brief(names)}")
-        out[:] = [_number(v, what, name) for v, name in zip(values, names)]
-    bad = np.flatnonzero(~(out >= minimum))
-    if bad.size:
-        raise GainError(f"{what} for {names[bad[0]]} is {out[bad[0]]}, must be >= {minimum}")
-    bad = np.flatnonzero(out > maximum)
-    if bad.size:
-        raise GainError(f"{what} for {names[bad[0]]} is {out[bad[0]]:g}, beyond the bound "
-                        f"{maximum:g} no real robot needs")
-    return out
-
-
-def _number(value, what, joint) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise GainError(f"{what} for {joint} is not a number: {value!r}") from None
-    if not math.isfinite(number):
-        raise GainError(f"{what} for {joint} is not finite: {value!r}")
-    return number

@@ -1,8 +1,8 @@
 """Inertia scheduling of feedforward_pd's default gains: the rule of gains.py at the pose the
-arm is in, not only at its worst reference pose. No rclpy.
+arm is in, not only at its worst reference pose (loop_design.py's step 1 at that pose). No rclpy.
 
 Why. The default gains are kp_i = w^2 d_i, kd_i = 2 zeta w d_i with one constant diagonal
-D = diag(d_i) <= H(q) at every reference pose (gains.py, step 1), so no mode of the loop is
+D = diag(d_i) <= H(q) at every reference pose (loop_design.py, step 1), so no mode of the loop is
 faster than the unit loop the discrete-time rule designed. At any one pose D is far below
 H(q): the loop's modes are those of H(q)^-1 D with eigenvalues lambda_k, and a mode with
 lambda_k < 1 is slower (w sqrt(lambda_k)) and less damped (zeta sqrt(lambda_k)); it decays at
@@ -15,7 +15,7 @@ The schedule. Per state, the same construction at the measured pose q alone:
     mu(q)   = lambda_max(M^1/2 H(q)^-1 M^1/2),  M = diag(m_i(q))      (per subtree)
     d_i(q)  = m_i(q) / mu(q)          so D(q) <= H(q) and lambda_max(H(q)^-1 D(q)) = 1
 and a default-rule joint's gains become s_i kp_i, s_i kd_i with s_i = d_i(q) / d_i. The
-fastest mode is then exactly the designed unit loop (the margins of gains.py hold at every
+fastest mode is then exactly the designed unit loop (the margins of loop_design.py hold at every
 pose, not only at the reference ones: frozen-pose analysis, valid while the pose changes
 slowly against the loop, as for any gain schedule), and the slow modes come up to
 lambda_min = 0.13 / 0.15 / 0.13 at the same home poses. A joint whose kp or kd a user set
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbd_control.control.laws.gains import subtrees
+from rbd_control.control.laws.loop_design import subtrees
 from rbd_control.dynamics import crba
 from rbd_control.dynamics.free_inertia import (free_joint_inertia, max_inertia_ratio,
                                                regularised_inverse)
@@ -55,7 +55,7 @@ class InertiaSchedule:
         s = np.ones(self._reference.size)
         H = crba(model, q)
         for block, b in self._blocks:
-            # H^-1 of the subtree, regularised as gains.reference_inertia's
+            # H^-1 of the subtree, regularised as loop_design.reference_inertia's
             H_inv = regularised_inverse(H if block is None else H[block])
             # m_i = 1 / (H^-1)_ii;  mu = lambda_max(H^-1 M)
             m = free_joint_inertia(H_inv)

@@ -5,7 +5,8 @@ the commanded torque is their sum. Position errors of continuous joints are wrap
 
   gravity_compensation  ff = G(q)                          fb = -D qd
   feedforward_pd        ff = ID(q, qd_d, qdd_d)            fb = Kp e + Kd (qd_d - qd) + i_term
-  computed_torque       ff = ID(q, qd, qdd_d)              fb = H(q) (Kp' e + Kd' (qd_d - qd) + a_i)
+  computed_torque       ff = ID(q, qd, qdd_d)              fb = H(q) (Kp' e + Kd' (qd_d - qd)
+                                                                   + a_i)
                         i.e. tau = H(q)(qdd_d + Kp' e + Kd' e_dot) + C(q, qd) qd + G(q)
 
 Holding a pose is not a law of its own: the controller tracks a constant "hold" plan with the
@@ -26,6 +27,7 @@ __all__ = [
     "feedforward_pd",
     "computed_torque",
 ]
+
 
 def position_error(q_desired, q, continuous=None):
     """q_desired - q, wrapped to [-pi, pi) where `continuous` is True."""
@@ -76,4 +78,3 @@ def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp_acc, kd_acc, *, continuou
     feedforward = rnea(model, q, qd, qdd_d)
     total = rnea(model, q, qd, np.asarray(qdd_d) + feedback_acc)
     return feedforward, total - feedforward
-

@@ -1,11 +1,12 @@
 """What the controller needs of one model (config.ModelPlan), built from the model and the
 ControllerConfig without touching a running controller: the command <-> model joint map, the
 effort limits, the gains (defaults, then the config's overrides), the gravity-compensation
-damping, the positions of joints nobody measures, the friction compensation and the
-cartesian_impedance law; and the corrections applied on top of the URDF: joint friction
-compensation (dynamics/friction.py; the URDF's <dynamics> by default, identified values on top)
-and a rigid payload on a link (dynamics/inertial_parameters.py with_payload). Raises
-ConfigError with the reason. No rclpy.
+damping, the positions of joints nobody measures, the friction compensation, the
+cartesian_impedance law and what the loop design softens of it (laws/loop_design.py: the design
+is solved once per plan and handed to the gains and the law); and the corrections applied on
+top of the URDF: joint friction compensation (dynamics/friction.py; the URDF's <dynamics> by
+default, identified values on top) and a rigid payload on a link
+(dynamics/inertial_parameters.py with_payload). Raises ConfigError with the reason. No rclpy.
 """
 from __future__ import annotations
 
@@ -18,13 +19,16 @@ from rbd_control.control.errors import ConfigError, ControlError, brief
 from rbd_control.control.laws import cartesian
 from rbd_control.control.laws.gain_table import resolve, with_config
 from rbd_control.control.laws.gains import default_gains
+from rbd_control.control.laws.loop_design import (LoopDesign, design_bandwidth,
+                                                  reference_inertia, zero_pose)
 from rbd_control.dynamics.friction import Friction
 from rbd_control.dynamics.inertial_parameters import with_payload
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.bounds import (MAX_PAYLOAD_INERTIA, MAX_PAYLOAD_MASS, MAX_PAYLOAD_OFFSET,
                                        MAX_PLAUSIBLE_POSITION, finite)
 
-__all__ = ["plan_model", "plan_gains", "friction_compensation", "urdf_friction", "carrying_payload"]
+__all__ = ["plan_model", "plan_gains", "designed_loop", "softened", "friction_compensation",
+           "urdf_friction", "carrying_payload"]
 
 
 def plan_model(model, config, warnings, mode=None) -> ModelPlan:
@@ -37,29 +41,47 @@ def plan_model(model, config, warnings, mode=None) -> ModelPlan:
     except KeyError as exc:
         raise ConfigError(exc.args[0]) from None
     effort_limit = _effort_limits(model, joint_map, config)
-    gains = plan_gains(model, joint_map, effort_limit, config)
+    design = designed_loop(config)
+    gains = plan_gains(model, joint_map, effort_limit, config, design)
     damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
-    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia, mode)
+    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia, design, mode)
     return ModelPlan(model, joint_map, effort_limit, gains, damping,
                      _fixed_positions(model, config, warnings),
                      friction_compensation(model, config.friction, config.friction_epsilon,
                                            config.use_urdf_friction),
-                     cartesian=law)
+                     cartesian=law, softened=softened(model, law))
 
 
-def plan_gains(model, joint_map, effort_limit, config):
+def designed_loop(config) -> LoopDesign:
+    """The unit loop the default gains are designed on (laws/loop_design.py): the config's
+    expected_state_period, expected_delay, damping_ratio and bandwidth_hz (the model does not
+    enter it; design_bandwidth keeps the last ones solved)."""
+    return design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
+                            float(config.damping_ratio), float(config.bandwidth_hz))
+
+
+def plan_gains(model, joint_map, effort_limit, config, design=None):
     """The model's default gains (gains.py: the discrete-time rule on its inertia) for the joints
-    of joint_map, with the config's overrides on top."""
+    of joint_map, with the config's overrides on top. design: the config's designed_loop, when
+    the caller has it already."""
     try:
-        base = default_gains(model, joint_map.index, effort_limit, bandwidth_hz=config.bandwidth_hz,
-                             damping_ratio=config.damping_ratio,
-                             expected_state_period=config.expected_state_period,
-                             expected_delay=config.expected_delay)
+        design = designed_loop(config) if design is None else design
+        base = default_gains(reference_inertia(model)[joint_map.index], design, effort_limit)
     except ControlError:
         raise
     except RbdError as exc:  # the dynamics refused the model's reference poses
         raise ConfigError(f"default gains: {exc}") from exc
     return with_config(base, joint_map.names, config)
+
+
+def softened(model, law) -> tuple:
+    """What the loop design softens of the Cartesian law on `model` (loop_design.Softened
+    records; () without a law): the task stiffness at the model's zero pose (q = 0 clipped
+    into the position limits, the first reference pose of the design), where Lambda(q)
+    decides it (law.softened_at gives it at any other pose), and the nullspace stiffness. The
+    joint gains are never softened by the design. Call it again when the model changes under
+    the law (a payload)."""
+    return () if law is None else law.softened_at(model, zero_pose(model))
 
 
 def _fixed_positions(model, config, warnings):
@@ -87,9 +109,10 @@ def _effort_limits(model, joint_map, config):
     missing = [j for j, lim in zip(joints, limits) if not lim > 0.0]
     if missing:
         raise ConfigError(
-            f"joints {brief(missing)} have no positive <limit effort> in the URDF; torque control needs "
-            "one (set effort_limit in the controller config to override)")
+            f"joints {brief(missing)} have no positive <limit effort> in the URDF; torque "
+            "control needs one (set effort_limit in the controller config to override)")
     return limits
+
 
 def friction_compensation(model, friction, epsilon, use_urdf=True) -> Friction:
     """{joint: {"viscous": b, "coulomb": f_c}} as a Friction in model order. Joints not named
@@ -131,8 +154,8 @@ def _check_payload_bounds(mass, com, inertia):
     """ConfigError unless mass, com and inertia are finite and within the bounds: a finite but
     absurd payload (5e307 kg) makes every torque, the safe hold's too, non-finite."""
     if not (finite(mass) and 0.0 <= float(mass) <= MAX_PAYLOAD_MASS):
-        raise ConfigError(f"payload rejected: mass must be finite and within [0, {MAX_PAYLOAD_MASS:g}] kg, "
-                          f"got {mass!r}")
+        raise ConfigError(f"payload rejected: mass must be finite and within "
+                          f"[0, {MAX_PAYLOAD_MASS:g}] kg, got {mass!r}")
     try:
         com = np.asarray(com, dtype=float).reshape(-1)
         inertia = np.zeros(0) if inertia is None else np.asarray(inertia, dtype=float)

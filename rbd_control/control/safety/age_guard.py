@@ -3,14 +3,14 @@
 A feedback loop of bandwidth w (rad/s) loses the phase w * tau to a loop delay tau; a PD loop
 of phase margin PM turns unstable once w_c * tau > PM (w_c its crossover). The default gains
 are designed in discrete time for states every expected_state_period (4 ms) answered
-expected_delay (10 ms) late, with 45 deg of phase margin and a gain margin of 2 (gains.py);
+expected_delay (10 ms) late, with 45 deg of phase margin and a gain margin of 2 (loop_design.py);
 at 1 kHz they lose stability near 28 ms (bench/delay_margin.py). A state older than the
 design's delay eats into that margin.
 
 The age of a state is `now - stamp` at the moment the controller answers it, plus half of
 what the measured state period (the time between states answered, averaged over ~20 states)
 exceeds expected_state_period by: states that come slower than the gains were designed for add the
-zero-order hold's lag T / 2 (gains.py), so 50 Hz states answered at once soften the gains of a
+zero-order hold's lag T / 2 (loop_design.py), so 50 Hz states answered at once soften the gains of a
 250 Hz design like states 8 ms late. Two responses,
 in order of severity (the controller applies them, controller.py):
   1. softened: the first state older than `max_state_age` *engages* the guard. The trajectory
@@ -100,7 +100,7 @@ class AgeGuard:
 
     def _period_lag(self, now: float) -> float:
         """Half of what the measured state period exceeds the expected one by: the extra lag of
-        the zero-order hold (T / 2) the gains were not designed for (gains.py). The period is
+        the zero-order hold (T / 2) the gains were not designed for (loop_design.py). The period is
         an average over ~1 / PERIOD_SMOOTHING states, so one gap (a hiccup the watchdog
         judges) does not count as a slow loop."""
         previous, self._previous = self._previous, now

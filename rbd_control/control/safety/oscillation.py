@@ -1,7 +1,7 @@
 """Oscillation detector: tells the controller its loop is not stable, from the states alone.
 
 A loop that has lost its margin (a state period or a delay beyond what the gains were designed
-for, gains.py) oscillates near its phase crossover, well above the loop's bandwidth, and the
+for, loop_design.py) oscillates near its phase crossover, well above the loop's bandwidth, and the
 energy of its error grows. Two signs, checked on every answered state in O(joints):
 
   fast swings   a joint's velocity error e' = qd - qd_desired swings from above +v to below -v
