@@ -129,9 +129,9 @@ CONTROL_PARTS = {
     'trajectory': set(),
     'safety': set(),
     'model': {'laws', 'contact'},   # one model's plan: its gains and its Cartesian law
-    # the floor: config holds the gain and contact value types of ControllerConfig
+    # the floor: config holds the gain, contact and oscillation value types of ControllerConfig
     'errors': set(), 'angles': set(), 'flags': set(), 'throttle': set(),
-    'config': {'laws', 'contact'},
+    'config': {'laws', 'contact', 'safety'},
 }
 
 

@@ -1,10 +1,13 @@
 """What a user configures (ControllerConfig), what one control step returns (Command), and
-what the controller needs of one model (ModelPlan). Defaults and checks of the fields that
-are node parameters come from the parameter table (parameters.py)."""
+what the controller needs of one model (ModelPlan). The fields that are node parameters take
+their defaults and checks from the parameter table (params/controller.py), and
+`ControllerConfig.from_parameters` reads them from it: a field named like a parameter (or, in
+the contact and oscillation groups, like `contact.<field>`, `oscillation.<field>`) needs no
+other line. The gains (gains.<joint>.*, per joint) are read by the node and passed in."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -12,27 +15,38 @@ from rbd_control.control.contact.config import ContactConfig
 from rbd_control.control.errors import ConfigError, brief
 from rbd_control.control.laws.gains import Gains
 from rbd_control.control.laws.per_joint import GainValue
+from rbd_control.control.safety.oscillation import OscillationThresholds
+from rbd_control.dynamics.friction import Friction
 from rbd_control.dynamics.joint_map import JointMap
-from rbd_control.params.bounds import MAX_BANDWIDTH_HZ, MAX_DAMPING_RATIO
-from rbd_control.params.controller import CONTROLLER_PARAMETERS, FRICTION_EPSILON
-from rbd_control.params.table import finite_number
+from rbd_control.dynamics.model import Model
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
-__all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal"]
+if TYPE_CHECKING:
+    from rbd_control.control.laws.cartesian import CartesianImpedance
 
-_DEFAULT = CONTROLLER_PARAMETERS.default
-# The ControllerConfig fields that are node parameters: checked by the table's rules.
-_TABLE_CHECKED = ("mode", "safe_action", "effort_scale", "state_timeout", "max_state_age",
-                  "cartesian_stiffness", "cartesian_damping_ratio", "max_cartesian_error",
-                  "expected_state_period", "expected_delay")
+__all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal", "contact_from_parameters"]
+
+_DEFAULT = CONTROLLER_PARAMETERS.core_default
+GAIN_VALUE = "GainValue"     # the annotation of a gain-like field (from __future__ annotations)
+
+
+def contact_from_parameters(value: Callable[[str], Any]) -> Optional[ContactConfig]:
+    """ControllerConfig.contact from the contact.* parameters (value(name) -> value): None
+    unless contact.enabled."""
+    if not value("contact.enabled"):
+        return None
+    return ContactConfig(**CONTROLLER_PARAMETERS.read(value, ContactConfig, "contact"))
 
 
 @dataclass
 class ControllerConfig:
     """Everything a user can set. Gain-like fields take None (model default), one number for
-    every joint, a list in `joints` order, or a dict {joint: value} (default for the rest)."""
+    every joint, a list in `joints` order, or a dict {joint: value} (default for the rest).
+    A field named like a node parameter takes the parameter's default (`_DEFAULT`), its
+    checks and, in from_parameters, its value."""
 
     mode: str = _DEFAULT("mode")
-    joints: Optional[Sequence[str]] = None        # command order; None = every model joint
+    joints: Optional[Sequence[str]] = _DEFAULT("joints")   # command order; None: every joint
     kp: GainValue = None                          # N m/rad
     kd: GainValue = None                          # N m s/rad
     ki: GainValue = None                          # N m/(rad s); 0 by default
@@ -40,63 +54,96 @@ class ControllerConfig:
     effort_scale: float = _DEFAULT("effort_scale")    # (0, 1]: fraction of <limit effort>
     state_timeout: float = _DEFAULT("state_timeout")  # s without a valid state -> safe action
     safe_action: str = _DEFAULT("safe_action")        # 'hold' (gravity at last pose) or 'zero'
-    damping: GainValue = None                     # N m s/rad, gravity_compensation only; 0
+    damping: GainValue = _DEFAULT("damping")      # N m s/rad, gravity_compensation only
     allow_partial_joints_goal: bool = _DEFAULT("allow_partial_joints_goal")
-    allow_nonzero_velocity_at_trajectory_end: bool = _DEFAULT("allow_nonzero_velocity_at_trajectory_end")
+    allow_nonzero_velocity_at_trajectory_end: bool = _DEFAULT(
+        "allow_nonzero_velocity_at_trajectory_end")
     ignore_unknown_joints: bool = True            # extra names in the state are skipped
-    bandwidth_hz: float = _DEFAULT("bandwidth_hz")    # default-gain rule (gains.py): upper bound
+    bandwidth_hz: float = _DEFAULT("bandwidth_hz")    # the loop design's upper bound
     damping_ratio: float = _DEFAULT("damping_ratio")
-    # the loop the default gains are designed for, in discrete time (gains.py)
+    # the loop the default gains are designed for, in discrete time (laws/loop_design.py)
     expected_state_period: float = _DEFAULT("expected_state_period")   # s
     expected_delay: float = _DEFAULT("expected_delay")                 # s
     effort_limit: GainValue = None                # overrides <limit effort> per joint
     # {joint: position} for model joints that are neither commanded nor in the joint states
     # (a locked torso joint, a gripper); the rest of those use the URDF zero. Warned once.
-    fixed_positions: Optional[Mapping[str, float]] = None
+    fixed_positions: Optional[Mapping[str, float]] = _DEFAULT("fixed_positions")
     # joint friction added to the tracking modes' feedforward at the desired velocity:
-    # {joint: {"viscous": N m s/rad, "coulomb": N m}} (identification/friction.py)
+    # {joint: {"viscous": N m s/rad, "coulomb": N m}} (dynamics/friction.py)
     friction: Optional[dict] = None
-    friction_epsilon: float = FRICTION_EPSILON    # rad/s: tanh smoothing of the Coulomb term
+    # rad/s: tanh smoothing of the Coulomb term (friction.epsilon, applied with `friction`)
+    friction_epsilon: float = _DEFAULT("friction.epsilon")
     # the URDF's <dynamics damping friction> in that feedforward too (friction above replaces
     # a joint's URDF values)
     use_urdf_friction: bool = _DEFAULT("use_urdf_friction")
     # feedforward_pd: default-rule gains follow the inertia at the measured pose
     # (laws/inertia_schedule.py)
     inertia_scheduling: bool = _DEFAULT("inertia_scheduling")
-    # oscillation detection (safety/oscillation.py); None: the table's defaults
-    oscillation: Optional[object] = None
+    # oscillation detection (safety/oscillation.py), the oscillation.* parameters
+    oscillation: OscillationThresholds = field(default_factory=OscillationThresholds)
     max_state_age: float = _DEFAULT("max_state_age")  # s; older states soften the feedback; 0: off
     # cartesian_impedance (cartesian.py); Cartesian vectors are translation first
     ee_link: str = _DEFAULT("ee_link")            # "" = none (the mode is unavailable)
-    cartesian_stiffness: Sequence[float] = tuple(_DEFAULT("cartesian_stiffness"))
+    cartesian_stiffness: Sequence[float] = _DEFAULT("cartesian_stiffness")
     cartesian_damping_ratio: float = _DEFAULT("cartesian_damping_ratio")
     nullspace_stiffness: GainValue = _DEFAULT("nullspace_stiffness")   # N m/rad
-    nullspace_posture: GainValue = None           # rad; None = the pose at activation
-    max_cartesian_error: Sequence[float] = tuple(_DEFAULT("max_cartesian_error"))  # m, rad
+    nullspace_posture: GainValue = _DEFAULT("nullspace_posture")   # rad; None: at activation
+    max_cartesian_error: Sequence[float] = _DEFAULT("max_cartesian_error")   # m, rad
     # external torque, wrench, collision detection and reaction (control/contact/); None: off
     contact: Optional[ContactConfig] = None
 
+    @classmethod
+    def from_parameters(cls, value: Callable[[str], Any],
+                        gains: Optional[Mapping[str, GainValue]] = None) -> ControllerConfig:
+        """The config the parameters hold; value(name) gives a parameter's value (a node's
+        parameter lookup). Every field named like a parameter is read, and the contact.*
+        and oscillation.* groups; `gains`: {kp: {joint: value} or None, ...} besides (the
+        per-joint gains.<joint>.* parameters given a value)."""
+        table = CONTROLLER_PARAMETERS
+        return cls(**table.read(value, cls), **(gains or {}),
+                   contact=contact_from_parameters(value),
+                   oscillation=OscillationThresholds(**table.read(value, OscillationThresholds,
+                                                                  "oscillation")))
+
     def check(self):
-        """Raise ConfigError naming the first invalid field."""
-        for name in _TABLE_CHECKED:
-            reason = CONTROLLER_PARAMETERS.validate(name, getattr(self, name))
-            if reason:
-                raise ConfigError(reason)
-        for name, top in (("bandwidth_hz", MAX_BANDWIDTH_HZ), ("damping_ratio", MAX_DAMPING_RATIO)):
-            value = getattr(self, name)
-            if not (finite_number(value) and 0.0 < value <= top):
-                raise ConfigError(f"{name} must be in (0, {top:g}], got {value!r}")
+        """Raise ConfigError naming the first invalid field. A field named like a parameter is
+        checked by the parameter's rules (params/controller.py)."""
+        if self.joints is not None:
+            joints = list(self.joints)
+            if not joints or len(set(joints)) != len(joints):
+                raise ConfigError(f"joints must be a non-empty list without duplicates, "
+                                  f"got {brief(joints)}")
+        reason = CONTROLLER_PARAMETERS.refusal(self, skip=self._checked_elsewhere())
+        if reason:
+            raise ConfigError(reason)
         if self.fixed_positions is not None and not isinstance(self.fixed_positions, Mapping):
             raise ConfigError(f"fixed_positions must be a mapping joint -> position, got "
                               f"{type(self.fixed_positions).__name__}")
         if self.mode == "cartesian_impedance" and not self.ee_link:
             raise ConfigError("mode cartesian_impedance needs ee_link (a link name)")
+        if self.oscillation is not None:     # None: OscillationDetector's defaults
+            self.oscillation.check()
         if self.contact is not None:
             self.contact.check()
-        if self.joints is not None:
-            joints = list(self.joints)
-            if not joints or len(set(joints)) != len(joints):
-                raise ConfigError(f"joints must be a non-empty list without duplicates, got {brief(joints)}")
+
+    def _checked_elsewhere(self):
+        """The fields the table cannot check as they are: fixed_positions (a mapping here, the
+        parameter's entries are parsed into it), and a gain-like field holding per-joint
+        values (a list or {joint: value} of a number, one number for a list), which
+        laws/per_joint.py's resolve_per_joint checks where it resolves them."""
+        skip = {"fixed_positions"}
+        gain_like = {f.name for f in fields(self) if f.type == GAIN_VALUE}
+        for name, parameter in CONTROLLER_PARAMETERS.backing(self):
+            held = getattr(self, name)
+            if name in gain_like and not (
+                    _one_number(held) if parameter.type == "double"
+                    else held is None or isinstance(held, (list, tuple))):
+                skip.add(name)
+        return skip
+
+
+def _one_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass
@@ -135,14 +182,14 @@ class ModelPlan:
     (Controller.prepare_model), so a model source can check a description fully before it
     commits to it, and install it later with a cheap swap (Controller.set_model)."""
 
-    model: object
+    model: Model
     joints: JointMap                 # command order <-> model order
     effort_limit: np.ndarray         # command order
     gains: Gains                     # defaults with the config's overrides, command order
     damping: np.ndarray              # command order
     fixed_positions: np.ndarray      # model order: for joints missing from the states
-    friction: object = None          # identification.Friction, model order
-    cartesian: object = None         # the cartesian_impedance law (None without ee_link)
+    friction: Optional[Friction] = None             # model order
+    cartesian: Optional[CartesianImpedance] = None  # the cartesian_impedance law; no ee_link: None
     # what the loop design softens of the law: laws/loop_design.py's Softened records
     # (model/plan.py's softened: the task stiffness at the zero pose, the nullspace stiffness)
     softened: tuple = ()
@@ -152,6 +199,6 @@ class ModelPlan:
 class CheckedGoal:
     """A trajectory checked against one model (Controller.check_trajectory), to install."""
 
-    checked: object                  # trajectory_validation.ValidatedTrajectory
-    model: object
+    checked: object                  # trajectory/validation.py's ValidatedTrajectory
+    model: Model
     joint_names: tuple

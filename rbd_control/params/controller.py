@@ -1,8 +1,10 @@
-"""The rbd_controller node's parameters: the one definition (see parameter_table.py).
+"""The rbd_controller node's parameters: the one definition (see table.py).
 
 A new parameter is one entry here plus its use. ControllerConfig takes its defaults and
-checks from this table; the node declares, describes and validates from it; the
-documentation's parameter reference is built from it (doc/reference/parameters.md).
+checks from this table, and `ControllerConfig.from_parameters` reads every field named like a
+parameter (and the contact.* and oscillation.* groups) from it; the node declares, describes
+and validates from it; the documentation's parameter reference is built from it
+(doc/reference/parameters.md).
 """
 import math
 
@@ -128,14 +130,16 @@ def contact_levels_reason(name, levels, allow_vectors=False):
         if not values or not all(finite_number(v) and v >= 0.0 for v in values):
             return f"{name}: the {label} level must be finite and >= 0, got {level!r}"
         flat.append(values)
-    for contact, collision, phase in ((0, 1, "while accelerating"), (2, 3, "at constant velocity")):
+    for contact, collision, phase in ((0, 1, "while accelerating"),
+                                      (2, 3, "at constant velocity")):
         lower_values, upper_values = flat[contact], flat[collision]
         if len(lower_values) == 1:
             lower_values = lower_values * len(upper_values)
         for lower, upper in zip(lower_values, upper_values):
             if upper > 0.0 and not 0.0 < lower <= upper:
                 return (f"{name}: the contact level {lower} must be in (0, {upper}] (the "
-                        f"collision level) {phase}: a collision is a contact above the upper level")
+                        f"collision level) {phase}: a collision is a contact above the upper "
+                        f"level")
     return None
 
 
@@ -184,7 +188,8 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("fixed_positions", "string_array", None,
               "Positions of model joints that are neither commanded nor in joint_states, as "
               "'joint=value' (rad or m); the others of those use 0. Warned once.",
-              check=_check_fixed_positions, constraint="'joint=finite number' entries"),
+              check=_check_fixed_positions, constraint="'joint=finite number' entries",
+              parse=fixed_positions),
     Parameter("publish_tuning", "bool", True,
               "Publish ~/desired, ~/actual, ~/error, ~/feedforward, ~/feedback."),
     Parameter(friction_name(JOINT, "viscous"), "double", 0.0,

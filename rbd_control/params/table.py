@@ -5,8 +5,9 @@ joint_trajectory_controller_parameters.yaml): each Parameter holds name, type, d
 description, whether it is read-only (start-up) or runtime, and its validation. From one
 table the ROS adapter derives declarations and ParameterDescriptors
 (rbd_control/ros/parameter_binding.py), the set-callback validates with `ParameterTable.validate`,
-ControllerConfig takes its defaults and checks from it, and `row` / `markdown` give the
-documentation's parameter reference (doc/reference/parameters.md, built from the tables).
+ControllerConfig takes its defaults and checks from it and is read from it (a field named like a
+parameter: `backing`, `read`, `refusal`), and `row` / `markdown` give the documentation's
+parameter reference (doc/reference/parameters.md, built from the tables).
 
 A per-joint parameter is a template such as 'gains.<joint>.p' (JTC: gains.__map_joints.p):
 one entry stands for one parameter per controlled joint. Looking a name up costs one dict
@@ -17,10 +18,11 @@ No rclpy here: the core, tests and the documentation generator import this modul
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["JOINT", "Parameter", "ParameterTable", "finite_number", "markdown", "not_empty", "positive"]
+__all__ = ["JOINT", "Parameter", "ParameterTable", "finite_number", "markdown", "not_empty",
+           "positive"]
 
 JOINT = "<joint>"      # the placeholder of per-joint templates
 TYPES = ("bool", "integer", "double", "string", "bool_array", "integer_array", "double_array",
@@ -49,6 +51,8 @@ class Parameter:
     low / high: numeric bounds; low_open / high_open make them exclusive.
     choices: the allowed values of a string.
     check: value -> reason (str) or None, for anything else; `constraint` says it in words.
+    parse: value -> the value as the core takes it (e.g. 'joint=value' entries -> a dict),
+    where `core_value`'s rule (arrays as tuples) does not fit.
     """
 
     name: str
@@ -63,6 +67,8 @@ class Parameter:
     choices: Sequence[str] = ()
     check: Optional[Callable[[Any], Optional[str]]] = None
     constraint: str = ""
+    # the value as the core takes it, when not as core_value's default rule says
+    parse: Optional[Callable[[Any], Any]] = None
 
     def __post_init__(self):
         if self.type not in TYPES:
@@ -102,6 +108,16 @@ class Parameter:
                 return f"{name} must be a finite number {self.constraints_text()}, got {value!r}"
         return self.check(value) if self.check is not None else None
 
+    def core_value(self, value):
+        """`value` as the core takes it (ControllerConfig and its groups): `parse(value)` when
+        the entry has a parse, an array as a tuple (None when unset or empty), the rest as
+        it is."""
+        if self.parse is not None:
+            return self.parse(value)
+        if self.type.endswith("_array"):
+            return tuple(value or ()) or None
+        return value
+
     def _in_range(self, value) -> bool:
         if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
             return False
@@ -137,6 +153,36 @@ class ParameterTable:
 
     def default(self, name: str):
         return self._fixed[name].default
+
+    def core_default(self, name: str):
+        """The default as the core takes it (Parameter.core_value): a config field's default."""
+        parameter = self._fixed[name]
+        return parameter.core_value(parameter.default)
+
+    def backing(self, config, group: str = ""):
+        """(field name, Parameter) for each field of the dataclass `config` (a class or an
+        instance) that is a parameter of this table: the parameter named like the field or,
+        in a group, `<group>.<field>` (the contact.* parameters and ContactConfig)."""
+        prefix = f"{group}." if group else ""
+        return [(f.name, self._fixed[prefix + f.name]) for f in fields(config)
+                if prefix + f.name in self._fixed]
+
+    def read(self, value: Callable[[str], Any], config, group: str = "") -> dict:
+        """{field: value} of the dataclass `config`'s fields that are parameters (`backing`),
+        each as the core takes it; value(name) gives a parameter's current value."""
+        return {name: parameter.core_value(value(parameter.name))
+                for name, parameter in self.backing(config, group)}
+
+    def refusal(self, config, group: str = "", skip=()) -> Optional[str]:
+        """Why the dataclass instance `config` holds a value its parameter refuses (the
+        first such field, by the parameter's checks), or None; `skip`: fields checked
+        elsewhere."""
+        for name, parameter in self.backing(config, group):
+            if name not in skip:
+                reason = parameter.validate(getattr(config, name))
+                if reason:
+                    return reason
+        return None
 
     def lookup(self, name: str):
         """(Parameter, joint or None) for a concrete name; None for a name not in the table."""

@@ -1,11 +1,13 @@
 """The declarative parameter table: lookup, validation, per-joint templates, and
-ControllerConfig taking its defaults and checks from it."""
+ControllerConfig taking its defaults and checks from it and being read from it
+(ControllerConfig.from_parameters)."""
 import math
 
 import pytest
 
 from rbd_control.control import ControllerConfig
 from rbd_control.control.errors import ConfigError
+from rbd_control.control.safety.oscillation import OscillationThresholds
 from rbd_control.params.controller import CONTROLLER_PARAMETERS as TABLE, MODES, SAFE_ACTIONS
 from rbd_control.params.table import Parameter, ParameterTable
 
@@ -89,3 +91,77 @@ def test_the_friction_epsilon_default_is_identifications():
     from rbd_control.params.controller import FRICTION_EPSILON
     from rbd_control.dynamics.friction import DEFAULT_EPSILON
     assert FRICTION_EPSILON == DEFAULT_EPSILON
+
+
+def _reading(overrides=None):
+    """value(name) over the table's defaults (`overrides` on top), recording the names read."""
+    read = []
+
+    def value(name):
+        read.append(name)
+        return (overrides or {}).get(name, TABLE.default(name))
+    return value, read
+
+
+def test_from_parameters_reads_every_parameter_named_like_a_config_field_and_the_groups():
+    from dataclasses import fields
+    value, read = _reading({"contact.enabled": True})
+    config = ControllerConfig.from_parameters(value)
+    named = {f.name for f in fields(ControllerConfig)} & {p.name for p in TABLE.fixed}
+    assert named >= {"mode", "joints", "bandwidth_hz", "fixed_positions", "ee_link"}
+    groups = {p.name for p in TABLE.fixed if p.name.startswith(("contact.", "oscillation."))}
+    assert set(read) == named | groups
+    assert config.contact is not None and config.oscillation == OscillationThresholds()
+
+
+def test_from_parameters_on_the_table_defaults_is_the_default_config():
+    value, _ = _reading()
+    assert ControllerConfig.from_parameters(value) == ControllerConfig()
+
+
+def test_from_parameters_takes_the_values_as_the_core_does():
+    value, _ = _reading({
+        "mode": "computed_torque", "joints": ["elbow", "wrist"], "bandwidth_hz": 4.0,
+        "fixed_positions": ["gripper=0.02"], "cartesian_stiffness": [5.0] * 6,
+        "nullspace_posture": [], "contact.enabled": True, "contact.reaction": "float",
+        "contact.torque_thresholds": [1.0, 2.0, 1.0, 2.0], "oscillation.cycles": 4.0})
+    config = ControllerConfig.from_parameters(value, gains={"kp": {"elbow": 50.0}})
+    assert (config.mode, config.joints, config.bandwidth_hz) == (
+        "computed_torque", ("elbow", "wrist"), 4.0)
+    assert config.fixed_positions == {"gripper": 0.02} and config.nullspace_posture is None
+    assert config.cartesian_stiffness == (5.0,) * 6 and config.kp == {"elbow": 50.0}
+    assert config.contact.reaction == "float"
+    assert config.contact.torque_thresholds == (1.0, 2.0, 1.0, 2.0)
+    assert config.oscillation.cycles == 4.0
+    config.check()
+
+
+def test_every_field_named_like_a_parameter_has_the_tables_default():
+    from rbd_control.control.contact import ContactConfig
+    from rbd_control.control.safety.health import HealthThresholds
+    for config, group in ((ControllerConfig(), ""), (ContactConfig(), "contact"),
+                          (OscillationThresholds(), "oscillation"),
+                          (HealthThresholds(), "diagnostics")):
+        backed = TABLE.backing(config, group)
+        assert backed, group
+        for name, parameter in backed:
+            assert getattr(config, name) == TABLE.core_default(parameter.name), parameter.name
+
+
+@pytest.mark.parametrize("fields, match", [
+    (dict(bandwidth_hz=0.0), r"bandwidth_hz must be a finite number in \(0, 1000\]"),
+    (dict(damping_ratio=math.inf), "damping_ratio"),
+    (dict(expected_delay=-0.01), "expected_delay"),
+    (dict(damping=-1.0), "damping must be a finite number"),
+    (dict(nullspace_posture=[0.0, math.nan]), "nullspace_posture must be finite"),
+    (dict(joints=["elbow", ""]), "empty name"),
+    (dict(oscillation=OscillationThresholds(soften=0.0)), "oscillation.soften"),
+])
+def test_config_check_refuses_by_the_tables_rules(fields, match):
+    with pytest.raises(ConfigError, match=match):
+        ControllerConfig(**fields).check()
+
+
+def test_per_joint_values_of_a_gain_like_field_are_left_to_the_gain_resolution():
+    ControllerConfig(damping=[1.0, 2.0], nullspace_stiffness={"elbow": 3.0},
+                     nullspace_posture=0.5).check()

@@ -1,5 +1,6 @@
-"""What a user sets for contact awareness (ControllerConfig.contact). Defaults and bounds come
-from the parameter table (parameters.py, the contact.* entries); `check` refuses NaN, negative
+"""What a user sets for contact awareness (ControllerConfig.contact). Each field is the
+parameter contact.<field>: its default and checks come from the parameter table
+(params/controller.py), config.contact_from_parameters reads it; `check` refuses NaN, negative
 or inconsistent values with a ContactConfigError naming the field."""
 from __future__ import annotations
 
@@ -14,12 +15,11 @@ __all__ = ["ContactConfig", "REACTIONS", "LEVELS"]
 
 REACTIONS = CONTACT_REACTIONS
 LEVELS = CONTACT_LEVELS
-_DEFAULT = CONTROLLER_PARAMETERS.default
 Level = Union[float, Sequence[float]]
 
 
 def _param(name):
-    return _DEFAULT(f"contact.{name}")
+    return CONTROLLER_PARAMETERS.core_default(f"contact.{name}")
 
 
 @dataclass
@@ -29,9 +29,9 @@ class ContactConfig:
     observer_gain: float = _param("observer_gain")                 # K_O, 1/s
     # [contact, collision] while accelerating, then at constant velocity; N m (N), each a
     # number for every joint or one per controlled joint (command order); 0: level off
-    torque_thresholds: Sequence[Level] = tuple(_param("torque_thresholds"))
-    force_thresholds: Sequence[float] = tuple(_param("force_thresholds"))     # N, fx fy fz
-    moment_thresholds: Sequence[float] = tuple(_param("moment_thresholds"))   # N m, tx ty tz
+    torque_thresholds: Sequence[Level] = _param("torque_thresholds")
+    force_thresholds: Sequence[float] = _param("force_thresholds")     # N, fx fy fz
+    moment_thresholds: Sequence[float] = _param("moment_thresholds")   # N m, tx ty tz
     acceleration_threshold: float = _param("acceleration_threshold")  # rad/s^2 of desired qdd
     reaction: str = _param("reaction")
     reflex_gain: float = _param("reflex_gain")                     # K_R, dimensionless
@@ -41,14 +41,11 @@ class ContactConfig:
     use_measured_effort: bool = _param("use_measured_effort")
 
     def check(self):
-        """Raise ContactConfigError naming the first invalid field."""
-        for name in ("observer_gain", "acceleration_threshold", "reaction", "reflex_gain",
-                     "reflex_duration", "wrench_damping"):
-            reason = CONTROLLER_PARAMETERS.validate(f"contact.{name}", getattr(self, name))
-            if reason:
-                raise ContactConfigError(reason)
-        for name in ("force_thresholds", "moment_thresholds"):
-            check_levels(f"contact.{name}", getattr(self, name), allow_vectors=False)
+        """Raise ContactConfigError naming the first invalid field: each by its parameter's
+        checks, the torque levels also as one vector per joint (which no parameter holds)."""
+        reason = CONTROLLER_PARAMETERS.refusal(self, "contact", skip=("torque_thresholds",))
+        if reason:
+            raise ContactConfigError(reason)
         check_levels("contact.torque_thresholds", self.torque_thresholds, allow_vectors=True)
 
 

@@ -42,7 +42,8 @@ RING_SIZE = 4096
 
 @dataclass
 class HealthThresholds:
-    """p99 levels in seconds beyond which the loop is reported WARN / ERROR."""
+    """p99 levels in seconds beyond which the loop is reported WARN / ERROR: the
+    diagnostics.<field> parameters (params/controller.py), their defaults and checks."""
 
     state_age_warn: float = _DEFAULT("diagnostics.state_age_warn")
     state_age_error: float = _DEFAULT("diagnostics.state_age_error")
@@ -51,13 +52,17 @@ class HealthThresholds:
     window: float = 1.0
 
     def check(self):
-        for name in ("state_age_warn", "state_age_error", "compute_warn", "compute_error", "window"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
-        for warn, error in (("state_age_warn", "state_age_error"), ("compute_warn", "compute_error")):
+        reason = CONTROLLER_PARAMETERS.refusal(self, "diagnostics")
+        if reason:
+            raise ConfigError(reason)
+        if not (isinstance(self.window, (int, float)) and math.isfinite(self.window)
+                and self.window > 0):
+            raise ConfigError(f"window must be a positive number of seconds, got {self.window!r}")
+        for warn, error in (("state_age_warn", "state_age_error"),
+                            ("compute_warn", "compute_error")):
             if getattr(self, warn) > getattr(self, error):
-                raise ConfigError(f"{warn} ({getattr(self, warn)}) exceeds {error} ({getattr(self, error)})")
+                raise ConfigError(f"{warn} ({getattr(self, warn)}) exceeds {error} "
+                                  f"({getattr(self, error)})")
 
 
 @dataclass
@@ -168,7 +173,8 @@ class LoopHealth:
         ]
         if guard is not None:
             values += [
-                ("age guard", "engaged" if guard.engaged else ("off" if not guard.enabled else "idle")),
+                ("age guard", "engaged" if guard.engaged
+                 else ("off" if not guard.enabled else "idle")),
                 ("age guard events", str(guard.events)),
                 ("age guard overloads", str(guard.overloads)),
                 ("gain scale", f"{guard.scale:.3f}"),

@@ -37,11 +37,10 @@ from rbd_control.control.errors import ConfigError
 from rbd_control.control.flags import any_set
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
-__all__ = ["FIELDS", "OscillationThresholds", "OscillationDetector", "SOFTEN", "HOLD"]
+__all__ = ["OscillationThresholds", "OscillationDetector", "SOFTEN", "HOLD"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.default
 SOFTEN, HOLD = "soften", "hold"
-FIELDS = ("frequency", "velocity", "cycles", "energy_growth", "soften")   # oscillation.<field>
 ENERGY_WINDOW = 0.2          # s
 ENERGY_WINDOWS = 5           # growing windows in a row
 # a swing counts as fast above this multiple of the loop's natural frequency (or above
@@ -53,7 +52,7 @@ MIN_SWINGS = 4               # swings beyond +-velocity while the energy grows: 
 
 @dataclass(frozen=True)
 class OscillationThresholds:
-    """The oscillation.* parameters (parameters.py)."""
+    """The oscillation.<field> parameters (params/controller.py): their defaults and checks."""
 
     frequency: float = _DEFAULT("oscillation.frequency")          # Hz; 0: off
     velocity: float = _DEFAULT("oscillation.velocity")            # rad/s
@@ -62,10 +61,9 @@ class OscillationThresholds:
     soften: float = _DEFAULT("oscillation.soften")
 
     def check(self):
-        for field in FIELDS:
-            reason = CONTROLLER_PARAMETERS.validate(f"oscillation.{field}", getattr(self, field))
-            if reason:
-                raise ConfigError(reason)
+        reason = CONTROLLER_PARAMETERS.refusal(self, "oscillation")
+        if reason:
+            raise ConfigError(reason)
 
 
 class OscillationDetector:
@@ -159,7 +157,8 @@ class OscillationDetector:
         else:
             self._growing, self._run_start, self._swings = 0, peak, 0
         self._window_start, self._window_peak, self._previous_peak = now, energy, peak
-        if (self._growing < ENERGY_WINDOWS or peak < self.thresholds.energy_growth * self._run_start
+        if (self._growing < ENERGY_WINDOWS
+                or peak < self.thresholds.energy_growth * self._run_start
                 or self._swings < MIN_SWINGS):   # growing without swinging: pushed, not unstable
             return None
         self._growing, self._run_start, self._swings = 0, peak, 0

@@ -20,19 +20,6 @@ from rbd_control.control import TrajectoryError
 from rbd_control.control.laws.pose import quat_from_matrix, quat_multiply
 from rbd_control.dynamics import frame_pose
 
-# ControllerConfig field -> parameter of the same name (control/parameters.py)
-CONFIG_FIELDS = ('ee_link', 'cartesian_stiffness', 'cartesian_damping_ratio',
-                 'nullspace_stiffness', 'nullspace_posture', 'max_cartesian_error')
-
-
-def cartesian_config(value):
-    """The cartesian_impedance fields of ControllerConfig from the parameters (value(name))."""
-    fields = {name: value(name) for name in CONFIG_FIELDS}
-    for name in ('cartesian_stiffness', 'max_cartesian_error'):
-        fields[name] = tuple(fields[name])
-    fields['nullspace_posture'] = list(fields['nullspace_posture'] or []) or None
-    return fields
-
 
 def mode_refusal(by_name, ee_link):
     """Why a parameter set would leave cartesian_impedance without an end effector, or None."""
@@ -42,12 +29,11 @@ def mode_refusal(by_name, ee_link):
 
 
 class CartesianTopics:
-    """Subscriptions and publishers of the Cartesian mode for one ControllerNode."""
+    """Subscriptions and publishers of the Cartesian mode for one ControllerNode; the
+    ControllerContext gives the controller, its time and the throttled log lines."""
 
-    def __init__(self, node, controller, control_time):
-        self._node = node
-        self._controller = controller          # () -> Controller or None
-        self._control_time = control_time      # () -> the controller's time
+    def __init__(self, node, context):
+        self._context = context
         node.create_subscription(PoseStamped, '~/target_pose', self._on_pose, 10)
         node.create_subscription(WrenchStamped, '~/target_wrench', self._on_wrench, 10)
         self._current = node.create_publisher(PoseStamped, '~/current_pose', 10)
@@ -56,7 +42,7 @@ class CartesianTopics:
 
     def publish(self, stamp):
         """After a command: the pose and target of that step (cartesian_impedance only)."""
-        controller = self._controller()
+        controller = self._context.controller
         if controller is None or controller.mode != 'cartesian_impedance':
             return
         state = controller.cartesian_state
@@ -103,16 +89,17 @@ class CartesianTopics:
         self._apply('target wrench', apply)
 
     def _apply(self, what, apply):
-        """Refusals are logged once per period with a count (the node's ThrottledWarnings):
-        a stream of bad targets must not become a stream of log lines."""
-        controller = self._controller()
-        inputs = self._node._inputs
+        """Refusals are logged once per period with a count (the context's
+        ThrottledWarnings): a stream of bad targets must not become a stream of log lines."""
+        context = self._context
+        controller = context.controller
         if controller is None:
-            inputs.warnings.warn(f'{what}_no_model', f'{what} refused: no robot model yet')
+            context.warnings.warn(f'{what}_no_model', f'{what} refused: no robot model yet')
             return
         try:
-            apply(controller, self._control_time())
+            apply(controller, context.control_time())
         except TrajectoryError as error:
-            inputs.warnings.warn(f'{what}_refused', f'{what} refused: {error}')
+            context.warnings.warn(f'{what}_refused', f'{what} refused: {error}')
         except Exception as error:   # a bad message must never take the node down
-            inputs.errors.warn(f'{what}_failed', f'{what} refused: {type(error).__name__}: {error}')
+            context.errors.warn(f'{what}_failed',
+                                f'{what} refused: {type(error).__name__}: {error}')

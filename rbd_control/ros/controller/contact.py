@@ -20,8 +20,9 @@ here (diagnostic_msgs is already a dependency for /diagnostics), its level says 
 collision at a glance, its key/values name the joints and axes, and rqt_robot_monitor and
 diagnostic_aggregator read it as they are; JSON would need parsing and says nothing to tools.
 
-Parameters: contact.* (control/parameters.py); all but contact.enabled and contact.wrench_link
-can be set at runtime (Controller.set_contact: a latched collision and r are kept).
+Parameters: contact.* (params/controller.py; config.contact_from_parameters reads them); all
+but contact.enabled and contact.wrench_link can be set at runtime (Controller.set_contact: a
+latched collision and r are kept).
 
 The torque and wrench topics are filled only while someone subscribes (looked up every 0.2 s,
 as the tuning topics); the state is published when it changes.
@@ -34,41 +35,24 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from rbd_control.control.contact import ContactConfig
 from rbd_control.control.contact.detection import AXES
 from rbd_control.control.errors import ControlError
 from rbd_control.ros.conversions import fill_joint_state
 
-__all__ = ['ContactTopics', 'contact_config']
+__all__ = ['ContactTopics']
 
 SUBSCRIBER_CHECK_PERIOD = 0.2   # s
 STATE_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 OK, WARN, ERROR = (bytes([level]) for level in (0, 1, 2))
-# ContactConfig field -> its parameter, contact.<field>
-FIELDS = ('observer_gain', 'torque_thresholds', 'force_thresholds', 'moment_thresholds',
-          'acceleration_threshold', 'reaction', 'reflex_gain', 'reflex_duration',
-          'wrench_link', 'wrench_damping', 'use_measured_effort')
-
-
-def contact_config(value):
-    """ControllerConfig.contact from the parameters (value(name)); None unless contact.enabled."""
-    if not value('contact.enabled'):
-        return None
-    fields = {name: value(f'contact.{name}') for name in FIELDS}
-    for name in ('torque_thresholds', 'force_thresholds', 'moment_thresholds'):
-        fields[name] = tuple(fields[name])
-    return ContactConfig(**fields)
 
 
 class ContactTopics:
-    """The contact topics and service of one ControllerNode."""
+    """The contact topics and service of one ControllerNode; the ControllerContext gives the
+    controller, its time and its lock."""
 
-    def __init__(self, node, controller, control_time, lock):
-        self._node = node
-        self._controller = controller          # () -> Controller or None
-        self._control_time = control_time      # () -> the controller's time
-        self._lock = lock
+    def __init__(self, node, context):
+        self._context = context
         self._torque_pub = node.create_publisher(JointState, '~/external_torque', 10)
         self._wrench_pub = node.create_publisher(WrenchStamped, '~/external_wrench', 10)
         self._state_pub = node.create_publisher(DiagnosticStatus, '~/contact_state', STATE_QOS)
@@ -81,7 +65,7 @@ class ContactTopics:
 
     def publish(self, command, stamp):
         """After a command: the residual, the wrench (if subscribed) and the state (if changed)."""
-        controller = self._controller()
+        controller = self._context.controller
         contact = None if controller is None else controller.contact
         if contact is None:
             return
@@ -140,18 +124,18 @@ class ContactTopics:
 
     def diagnostics(self):
         """The contact line of /diagnostics: [the ~/contact_state status], [] when off."""
-        with self._lock:
-            controller = self._controller()
+        with self._context.lock:
+            controller = self._context.controller
             contact = None if controller is None else controller.contact
             return [] if contact is None else [self._status(contact)]
 
     def _on_reset(self, request, response):
-        with self._lock:
-            controller = self._controller()
+        with self._context.lock:
+            controller = self._context.controller
             try:
                 if controller is None:
                     raise ControlError('no robot model yet')
-                controller.reset_collision(self._control_time())
+                controller.reset_collision(self._context.control_time())
             except ControlError as error:
                 response.success, response.message = False, str(error)
                 return response

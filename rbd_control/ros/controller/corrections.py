@@ -27,11 +27,12 @@ def inertia_matrix(values):
 
 
 class ModelCorrections:
+    """The friction.* and payload.* parameters and ~/payload of one ControllerNode; the
+    ControllerContext gives the parameter values, the lock and the throttled log lines."""
 
-    def __init__(self, node, value, lock, payload_changed):
-        self._node = node
-        self._value = value                    # parameter name -> value (None when unset)
-        self._lock = lock                      # the node's controller lock
+    def __init__(self, node, context, payload_changed):
+        self._context = context
+        self._value = context.value            # parameter name -> value (None when unset)
         self._payload_changed = payload_changed   # after ~/payload: show the new gains
         node.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10)
         self.controller = None
@@ -76,18 +77,18 @@ class ModelCorrections:
 
     def _on_payload(self, msg):
         if self.controller is None:
-            self._node._inputs.warnings.warn('payload_no_model',
-                                             '~/payload ignored: no robot model yet')
+            self._context.warnings.warn('payload_no_model',
+                                        '~/payload ignored: no robot model yet')
             return
         i = msg.inertia
         inertia = inertia_matrix([i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz])
-        with self._lock:     # the state thread must not see a half-changed model or gains
+        with self._context.lock:   # the state thread must not see a half-changed model or gains
             carried = self._try('~/payload', lambda: self.controller.set_payload(
                 msg.header.frame_id, i.m, [i.com.x, i.com.y, i.com.z], inertia))
             if carried:
                 self._payload_changed()
         if carried:
-            self._node.get_logger().info(
+            self._context.logger.info(
                 f'payload {i.m:.4g} kg on {msg.header.frame_id!r} from ~/payload')
 
     def _try(self, what, action) -> bool:
@@ -97,9 +98,5 @@ class ModelCorrections:
             action()
             return True
         except ConfigError as error:
-            inputs = getattr(self._node, '_inputs', None)   # None while the node is built
-            if inputs is None:
-                self._node.get_logger().error(f'{what} refused: {error}')
-            else:
-                inputs.errors.warn(f'{what}_refused', f'{what} refused: {error}')
+            self._context.errors.warn(f'{what}_refused', f'{what} refused: {error}')
             return False

@@ -6,6 +6,8 @@ OK / WARN / ERROR, a one-line message and the statistics as key/value pairs. Pub
 steady timer, so it keeps reporting (ERROR: no joint states) when a simulator and its /clock
 are gone.
 """
+import time
+
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
 
@@ -20,12 +22,13 @@ def status_msg(report, name, hardware_id=''):
 
 
 class DiagnosticsPublisher:
-    """Calls `report()` -> (HealthReport, hardware_id) every `period` seconds and publishes it,
-    followed by the DiagnosticStatus list `extra()` returns (other features' lines)."""
+    """Every `period` seconds: the ControllerContext's LoopHealth report (with the age guard,
+    the oscillation detector and the load warnings of the model in use), followed by the
+    DiagnosticStatus list `extra()` returns (other features' lines)."""
 
-    def __init__(self, node, report, period, extra=None):
+    def __init__(self, node, context, period, extra=None):
         self._node = node
-        self._report = report
+        self._context = context
         self._extra = extra
         self._name = f'{node.get_name()}: control loop'
         self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
@@ -44,3 +47,13 @@ class DiagnosticsPublisher:
         msg.header.stamp = self._node.get_clock().now().to_msg()
         msg.status = [status_msg(report, self._name, hardware_id), *extra]
         self._publisher.publish(msg)
+
+    def _report(self):
+        """(HealthReport, the robot's name)."""
+        context = self._context
+        controller = context.controller
+        guard = controller.age_guard if controller is not None else None
+        name = controller.model.name if controller is not None else ''
+        oscillation = controller.oscillation if controller is not None else None
+        return context.health.report(time.monotonic(), context.model_warnings, guard,
+                                     oscillation), name

@@ -1,6 +1,6 @@
 """rbd_controller's large inputs, bounded and kept beside the control loop.
 
-Registered from ControllerNode with one line, `GuardedInputs(node)`:
+Registered from ControllerNode with one line, `GuardedInputs(node, context, action, adopt)`:
 
   ~/joint_trajectory  a raw subscription: refused above MAX_TRAJECTORY_BYTES before it is
                       deserialised; deserialised, converted and checked
@@ -10,14 +10,12 @@ Registered from ControllerNode with one line, `GuardedInputs(node)`:
                       "stale" because it took long to read.
   robot_description   a raw subscription: refused above MAX_DESCRIPTION_BYTES; deserialised and
                       parsed on the worker thread (ModelSource.parse; a description above 1 MB
-                      is read in the description reader process), installed on the executor.
-  keepalive           runs the node's watchdog from its own thread when the executor has not
-                      for two watchdog periods (e.g. a parameter set of a 30 MB description).
+                      is read in the description reader process), installed on the executor
+                      by `adopt(candidate, source)` (the node's model install).
 
-Refusals are logged through one ThrottledWarnings (the first at once, repeats as one line per
-period with a count), with the core's own repeated warnings (Controller.warnings); the state
-path's repeated warnings and errors go through `warnings` and `errors` too (control/throttle.py
-says why not rclpy's throttle_duration_sec).
+Refusals are logged through the context's ThrottledWarnings (the first at once, repeats as one
+line per period with a count: ControllerContext.log_due; control/throttle.py says why not
+rclpy's throttle_duration_sec).
 """
 from __future__ import annotations
 
@@ -26,12 +24,10 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from rbd_control.control.model.source import ModelRefused
-from rbd_control.control.throttle import LOG_PERIOD_S, ThrottledWarnings
 from rbd_control.dynamics import RbdError
 from rbd_control.ros.controller.heavy_inputs import (
     MAX_DESCRIPTION_BYTES,
     MAX_TRAJECTORY_BYTES,
-    Keepalive,
     OffThread,
     string_from_cdr,
     too_big,
@@ -45,61 +41,33 @@ TOPIC_SOURCE = 'the robot_description topic'
 
 
 class GuardedInputs:
-    """Needs of the node: _controller, _source, _lock, _control_time(), _adopt(candidate,
-    source), _run_watchdog(), _watchdog_beat, _watchdog_period()."""
+    """The trajectory and description topics of one ControllerNode: the ControllerContext
+    (controller, source, lock, control_time, warnings and notes), the TrajectoryAction a
+    topic trajectory preempts (None without one), and `adopt(candidate, source)`."""
 
-    def __init__(self, node):
-        self.node = node
-        self.warnings = ThrottledWarnings(LOG_PERIOD_S)
-        self.errors = ThrottledWarnings(LOG_PERIOD_S)
-        self.notes = ThrottledWarnings(LOG_PERIOD_S)   # info: accepted goals, unchanged models
+    def __init__(self, node, context, action, adopt):
+        self._context = context
+        self._action = action
+        self._adopt = adopt
         self._work = OffThread(node)
         node.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory,
                                  10, raw=True)
         node.create_subscription(String, 'robot_description', self._on_description,
                                  ROBOT_DESCRIPTION_QOS, raw=True)
-        # started by start_keepalive, once the state path it publishes through exists
-        self._keepalive = Keepalive(node._watchdog_period(), node._run_watchdog,
-                                    lambda: node._watchdog_beat, self._keepalive_failed)
-
-    def start_keepalive(self):
-        self._keepalive.start()
-
-    @property
-    def keepalive_alive(self) -> bool:
-        return self._keepalive.alive
-
-    def _keepalive_failed(self, error):
-        self.errors.warn('keepalive_failed',
-                         f'keepalive watchdog failed: {type(error).__name__}: {error}')
-
-    def log_due(self, now):
-        """Log what is due (call every watchdog period, on the executor thread)."""
-        logger = self.node.get_logger()
-        controller = self.node._controller
-        core = controller.warnings.due(now) if controller is not None else []
-        for line in self.errors.due(now):
-            logger.error(line)
-        for line in self.warnings.due(now) + core:
-            logger.warning(line)
-        for line in self.notes.due(now):
-            logger.info(line)
 
     def close(self):
-        self._keepalive.stop()
         self._work.stop()
 
     # ------------------------------------------------------------------ trajectories
 
     def _on_trajectory(self, data: bytes):
-        node = self.node
         reason = too_big('trajectory', len(data), MAX_TRAJECTORY_BYTES)
         if reason:
             return self._refuse('trajectory_size', reason)
-        controller = node._controller
+        controller = self._context.controller
         if controller is None:
             return self._refuse('trajectory_no_model', 'trajectory ignored: no robot model yet')
-        received = node._control_time()
+        received = self._context.control_time()
 
         def check():
             msg = deserialize_message(data, JointTrajectoryMsg)
@@ -110,52 +78,52 @@ class GuardedInputs:
                          'trajectory superseded by a newer one before it was checked')
 
     def _install_trajectory(self, result):
-        node = self.node
+        context = self._context
         if isinstance(result, Exception):
             return self._refuse('trajectory_rejected', f'trajectory rejected: {_reason(result)}')
         goal, points = result
-        with node._lock:
+        with context.lock:
             try:
-                node._controller.install_trajectory(goal, node._control_time())
+                context.controller.install_trajectory(goal, context.control_time())
             except RbdError as error:
                 return self._refuse('trajectory_rejected', f'trajectory rejected: {error}')
-        self.notes.warn('trajectory_accepted', f'trajectory accepted: {points} points')
-        if node._action is not None:    # a topic trajectory preempts a running goal (JTC)
-            node._action.on_topic_trajectory()
+        context.notes.warn('trajectory_accepted', f'trajectory accepted: {points} points')
+        if self._action is not None:    # a topic trajectory preempts a running goal (JTC)
+            self._action.on_topic_trajectory()
 
     # ------------------------------------------------------------------ descriptions
 
     def _on_description(self, data: bytes):
-        node = self.node
+        source = self._context.source
         reason = too_big('robot_description', len(data), MAX_DESCRIPTION_BYTES)
         if reason:
             return self._refuse('description_size', f'{reason} (keeping the previous model)')
-        if node._source.topic_ignored():
-            return self.notes.warn('description_ignored', 'robot_description topic ignored: '
-                                   'the robot_description parameter is set')
+        if source.topic_ignored():
+            return self._context.notes.warn('description_ignored', 'robot_description topic '
+                                            'ignored: the robot_description parameter is set')
 
         def parse():
             xml = string_from_cdr(data)
-            return None if node._source.unchanged(xml) else node._source.parse(xml, TOPIC_SOURCE)
+            return None if source.unchanged(xml) else source.parse(xml, TOPIC_SOURCE)
         self._work.submit('description', parse, self._install_description)
 
     def _install_description(self, result):
-        node = self.node
+        context = self._context
         if result is None:   # e.g. robot_state_publisher restarted: keep the trajectory
-            return self.notes.warn('description_unchanged',
-                                   f'robot description from {TOPIC_SOURCE} unchanged')
+            return context.notes.warn('description_unchanged',
+                                      f'robot description from {TOPIC_SOURCE} unchanged')
         if isinstance(result, Exception):
-            keeping = 'keeping the previous model' if node._controller else \
+            keeping = 'keeping the previous model' if context.controller else \
                 'no model yet, publishing nothing'
             return self._refuse('description_rejected', f'rejected robot description from '
                                 f'{TOPIC_SOURCE}: {_reason(result)} ({keeping})')
-        if node._source.topic_ignored():   # a parameter was set while this one was read
+        if context.source.topic_ignored():   # a parameter was set while this one was read
             return
-        with node._lock:
-            node._adopt(result, TOPIC_SOURCE)
+        with context.lock:
+            self._adopt(result, TOPIC_SOURCE)
 
     def _refuse(self, key, reason):
-        self.warnings.warn(key, reason)
+        self._context.warnings.warn(key, reason)
 
 
 def _reason(error):

@@ -1,8 +1,9 @@
 """rbd_controller: the ROS 2 face of rbd_control.control.
 
-Thin adapter: it turns parameters into a ControllerConfig, messages into calls of
-the ROS-free Controller, and Commands into messages. The control law, the
-trajectory handling and the watchdog's safe action all live in the core.
+Thin adapter: it turns parameters into a ControllerConfig (ControllerConfig.from_parameters),
+messages into calls of the ROS-free Controller, and Commands into messages. The control law,
+the trajectory handling and the watchdog's safe action all live in the core. Its parts (one
+module each, below) share one ControllerContext (context.py), handed to each explicitly.
 
 Topics
   in   robot_description        std_msgs/String, reliable + transient_local (used
@@ -57,19 +58,20 @@ import time
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
-from rbd_control.control import ConfigError, Controller, ControllerConfig
+from rbd_control.control import Controller, ControllerConfig
+from rbd_control.control.errors import ConfigError
 from rbd_control.control.model.prepass import DescriptionPrepass
 from rbd_control.control.model.source import ModelRefused, ModelSource
 from rbd_control.control.safety.health import HealthThresholds, LoopHealth
-from rbd_control.control.safety.oscillation import (FIELDS as OSCILLATION_FIELDS,
-                                                    OscillationThresholds)
-from rbd_control.params.controller import CONTROLLER_PARAMETERS, fixed_positions
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
 from rbd_control.ros.controller import trajectory_action
-from rbd_control.ros.controller.cartesian import CartesianTopics, cartesian_config
-from rbd_control.ros.controller.contact import ContactTopics, contact_config
+from rbd_control.ros.controller.cartesian import CartesianTopics
+from rbd_control.ros.controller.contact import ContactTopics
+from rbd_control.ros.controller.context import ControllerContext
 from rbd_control.ros.controller.corrections import ModelCorrections
 from rbd_control.ros.controller.diagnostics import DiagnosticsPublisher
 from rbd_control.ros.controller.guarded_inputs import GuardedInputs
+from rbd_control.ros.controller.heavy_inputs import Keepalive
 from rbd_control.ros.controller.intake import clock_loop
 from rbd_control.ros.controller.parameter_callbacks import PARAMETER_SOURCE, ParameterCallbacks
 from rbd_control.ros.controller.state_path import StatePath
@@ -90,49 +92,54 @@ class ControllerNode(Node):
         explicit = list(self._value('joints') or [])
         prepass = DescriptionPrepass()
         prepass.start()   # its imports take seconds: not when the first large model arrives
-        self._source = ModelSource(explicit, self._value('gravity') or (), build=self._build,
-                                   strict=self._value('strict_model'), prepass=prepass)
-        # the controller is used by the state loop's thread (state_path.py), the executor
-        # thread and, while that one is stuck, by the keepalive's watchdog (guarded_inputs.py)
-        self._lock = threading.RLock()
+        source = ModelSource(explicit, self._value('gravity') or (), build=self._build,
+                             strict=self._value('strict_model'), prepass=prepass)
+        # what the parts share (context.py; not `_context`: rclpy's Node has one): the
+        # controller, used under one lock by the state loop's thread (state_path.py), the
+        # executor thread and, while that one is stuck, by the keepalive's watchdog;
+        # gains.<joint> may name the joints given, then the model's
+        self._shared = context = ControllerContext(
+            self, self._value, source, threading.RLock(), self._loop_health(),
+            joints=frozenset(explicit) if explicit else None)
         self._watchdog_beat = time.monotonic()
         self._states = None             # StatePath, below; the keepalive may run before it
-        self._controller = None
-        self._joints = frozenset(explicit) if explicit else None  # what gains.<joint> may name
-        self._model_warnings = ()       # load warnings of the model in use
         declare_per_joint(self, TABLE, explicit)
-        self._health = self._loop_health()
 
         self._tuning = TuningPublisher(self) if self._value('publish_tuning') else None
         # friction.*, payload.*, ~/payload; a payload moves the default gains shown
         self._corrections = ModelCorrections(
-            self, self._value, self._lock, lambda: self._parameter_sets.show_derived_gains())
+            self, context, lambda: self._parameter_sets.show_derived_gains())
         # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
-        self._action = trajectory_action.attach(
-            self, lambda: self._controller, self._control_time, self._value, self._lock)
-        self._cartesian = CartesianTopics(self, lambda: self._controller, self._control_time)
+        self._action = trajectory_action.attach(self, context)
+        self._cartesian = CartesianTopics(self, context)
         # ~/external_torque, ~/external_wrench, ~/contact_state, ~/reset_collision
-        self._contact = ContactTopics(self, lambda: self._controller, self._control_time,
-                                      self._lock)
+        self._contact = ContactTopics(self, context)
 
-        self._parameter_sets = ParameterCallbacks(self)   # runtime sets; gains shown as parameters
+        # runtime sets; gains shown as parameters
+        self._parameter_sets = ParameterCallbacks(self, context, self._corrections, self._use)
         self.add_on_set_parameters_callback(self._parameter_sets.validate)
         self.add_post_set_parameters_callback(self._parameter_sets.apply)
 
-        self._source.parameter = self._value('robot_description')
-        if self._source.parameter:
-            self._load_description(self._source.parameter, PARAMETER_SOURCE)
+        source.parameter = self._value('robot_description')
+        if source.parameter:
+            self._load_description(source.parameter, PARAMETER_SOURCE)
         # robot_description and ~/joint_trajectory: bounded, read beside the control loop
-        self._inputs = GuardedInputs(self)
+        self._inputs = GuardedInputs(self, context, self._action, self._adopt)
         # joint_states -> command_topic; its StateLoop is started by run.spin_node
-        self._states = StatePath(self, self._value('command_topic'))
+        self._states = StatePath(self, context, self._value('command_topic'),
+                                 tuning=self._tuning, cartesian=self._cartesian,
+                                 contact=self._contact, action=self._action)
         self.state_loop = self._states.loop
         self.clock_loop = clock_loop(self, self._clock_loop_failed)   # on sim time
-        self._inputs.start_keepalive()   # its watchdog publishes through the state path
+        # runs the watchdog when the executor has not for two periods (heavy_inputs.py);
+        # started once the state path it publishes through exists
+        self._keepalive = Keepalive(self._watchdog_period(), self._run_watchdog,
+                                    lambda: self._watchdog_beat, self._keepalive_failed)
+        self._keepalive.start()
         self.create_timer(self._watchdog_period(), self._on_watchdog,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self._value('diagnostics_period') > 0:
-            DiagnosticsPublisher(self, self._loop_report, self._value('diagnostics_period'),
+            DiagnosticsPublisher(self, context, self._value('diagnostics_period'),
                                  extra=self._contact.diagnostics)
         # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
         # the cyclic collector's sight, a full collection triggered by a burst of message
@@ -145,137 +152,113 @@ class ControllerNode(Node):
     # ------------------------------------------------------------------ parameters
 
     def _config(self):
-        """ControllerConfig from the parameters (gains: those with a value)."""
-        value_ = self._value
-        explicit = self._source.joints
-        return ControllerConfig(
-            mode=value_('mode'), joints=list(explicit) or None,
-            **self._parameter_sets.given_gain_values(explicit), effort_scale=value_('effort_scale'),
-            state_timeout=value_('state_timeout'), safe_action=value_('safe_action'),
-            damping=value_('damping'), allow_partial_joints_goal=value_('allow_partial_joints_goal'),
-            fixed_positions=fixed_positions(value_('fixed_positions')),
-            allow_nonzero_velocity_at_trajectory_end=value_('allow_nonzero_velocity_at_trajectory_end'),
-            max_state_age=value_('max_state_age'), contact=contact_config(value_),
-            bandwidth_hz=value_('bandwidth_hz'), damping_ratio=value_('damping_ratio'),
-            expected_state_period=value_('expected_state_period'),
-            expected_delay=value_('expected_delay'), use_urdf_friction=value_('use_urdf_friction'),
-            inertia_scheduling=value_('inertia_scheduling'),
-            oscillation=OscillationThresholds(**{
-                field: value_(f'oscillation.{field}') for field in OSCILLATION_FIELDS}),
-            **cartesian_config(value_))
+        """ControllerConfig from the parameters (gains: those given a value)."""
+        given = self._parameter_sets.given_gain_values(self._shared.source.joints)
+        return ControllerConfig.from_parameters(self._value, gains=given)
 
     def _loop_health(self):
-        thresholds = HealthThresholds(**{
-            field: self._value(f'diagnostics.{field}')
-            for field in ('state_age_warn', 'state_age_error', 'compute_warn', 'compute_error')})
         try:
-            return LoopHealth(thresholds)
+            return LoopHealth(HealthThresholds(**TABLE.read(self._value, HealthThresholds,
+                                                            'diagnostics')))
         except ConfigError as error:
             raise ConfigurationError(f'parameter diagnostics.{error}') from None
-
-    def _loop_report(self):
-        """(HealthReport, robot name) for /diagnostics."""
-        guard = self._controller.age_guard if self._controller is not None else None
-        name = self._controller.model.name if self._controller is not None else ''
-        oscillation = self._controller.oscillation if self._controller is not None else None
-        return self._health.report(time.monotonic(), self._model_warnings, guard, oscillation), name
 
     # ------------------------------------------------------------------ model
 
     def _build(self, model):
         """What the controller needs of a model (ModelSource's build step): the controller
         itself for the first model, then a ModelPlan for Controller.set_model."""
-        if self._controller is None:
+        controller = self._shared.controller
+        if controller is None:
             return Controller(model, self._config())
-        return self._controller.prepare_model(model)
+        return controller.prepare_model(model)
 
     def _use(self, candidate, source, gravity=None):
-        if not self._source.unchanged(candidate.xml):   # each description's warnings once
+        """Put a parsed model in use (ModelSource.install), under the lock."""
+        context = self._shared
+        if not context.source.unchanged(candidate.xml):   # each description's warnings once
             for warning in candidate.urdf_model.warnings:
                 self.get_logger().warning(f'robot {candidate.model.name!r}: {warning}')
-        self._source.install(candidate, gravity)
-        self._model_warnings = tuple(candidate.urdf_model.warnings)
+        context.source.install(candidate, gravity)
+        context.model_warnings = tuple(candidate.urdf_model.warnings)
         if isinstance(candidate.built, Controller):
-            self._controller = candidate.built
+            context.controller = candidate.built
         else:
-            self._controller.set_model(candidate.built)
-        self._joints = frozenset(self._controller.joint_names)
+            context.controller.set_model(candidate.built)
+        context.joints = frozenset(context.controller.joint_names)
         self.get_logger().info(f'model {candidate.model.name!r} from {source}: '
-                               f'controlling {len(self._joints)} joints')
+                               f'controlling {len(context.joints)} joints')
 
     def _load_description(self, xml, source):
-        if self._source.unchanged(xml):
+        if self._shared.source.unchanged(xml):
             # e.g. robot_state_publisher restarted: reloading would drop the trajectory
             self.get_logger().info(f'robot description from {source} unchanged')
             return
         try:
-            candidate = self._source.parse(xml, source)
+            candidate = self._shared.source.parse(xml, source)
         except ModelRefused as error:
-            keeping = 'keeping the previous model' if self._controller else \
+            keeping = 'keeping the previous model' if self._shared.controller else \
                 'no model yet, publishing nothing'
-            self.get_logger().error(f'rejected robot description from {source}: {error} ({keeping})')
+            self.get_logger().error(
+                f'rejected robot description from {source}: {error} ({keeping})')
             return
         self._adopt(candidate, source)
 
     def _adopt(self, candidate, source):
-        with self._lock:
+        """Use a model and show its gains (a new description from the parameter or the topic)."""
+        with self._shared.lock:
             self._use(candidate, source)
             self._parameter_sets.show_gains()
 
     # ------------------------------------------------------------------ control
 
-    def _now(self):
-        return self.get_clock().now().nanoseconds * 1e-9
-
-    def _control_time(self):
-        """The controller's time: the stamp of the last answered joint state advanced by the
-        steady time since it arrived; the node clock before the first state."""
-        anchor = self._states.anchor
-        if anchor is None:
-            return self._now()
-        return anchor[0] + (time.monotonic() - anchor[1])
-
     def _on_watchdog(self):
         self._watchdog_beat = time.monotonic()
         self._run_watchdog()
-        self._inputs.log_due(self._control_time())
+        self._shared.log_due(self._shared.control_time())
 
     def _run_watchdog(self):
         """The watchdog's check; also run by the keepalive thread when the executor is stuck."""
-        with self._lock:
-            if self._controller is None or self._states is None or not self._states.seen:
+        context = self._shared
+        with context.lock:
+            controller = context.controller
+            if controller is None or self._states is None or not self._states.seen:
                 return
             try:
-                command = self._controller.check_watchdog(self._control_time())
+                command = controller.check_watchdog(context.control_time())
             except Exception as error:
-                self._states.error('watchdog_failed',
-                                   f'watchdog failed: {type(error).__name__}: {error}')
+                context.errors.warn('watchdog_failed',
+                                    f'watchdog failed: {type(error).__name__}: {error}')
                 return
             if command is not None:
-                self._health.watchdog_tripped()
-                self._states.warn('watchdog', f'no joint state for over state_timeout '
-                                  f'({self._value("state_timeout"):g} s): trajectory aborted, '
-                                  f'safe action {self._value("safe_action")!r}')
+                context.health.watchdog_tripped()
+                context.warnings.warn('watchdog', f'no joint state for over state_timeout '
+                                      f'({self._value("state_timeout"):g} s): trajectory '
+                                      f'aborted, safe action {self._value("safe_action")!r}')
                 self._states.publish(command)
 
+    def _keepalive_failed(self, error):
+        self._shared.errors.warn('keepalive_failed',
+                                 f'keepalive watchdog failed: {type(error).__name__}: {error}')
+
     def _clock_loop_failed(self, error):
-        self._states.error('clock_loop', f'/clock loop: {type(error).__name__}: {error}')
+        self._shared.errors.warn('clock_loop', f'/clock loop: {type(error).__name__}: {error}')
 
     def destroy_node(self):
         if self.clock_loop is not None:   # first: nothing else waits on it
             self.clock_loop.stop()
         self.state_loop.stop()
+        self._keepalive.stop()
         self._inputs.close()
         if self._action is not None:
             self._action.close()
-        self._source.close()
+        self._shared.source.close()
         return super().destroy_node()
 
     def _watchdog_period(self):
         # Four checks per timeout: the safe action starts within 1.25 x state_timeout
         # of the last state at worst, and never waits more than 50 ms.
         return min(self._value('state_timeout') / 4.0, 0.05)
-
 
 
 def main(args=None):

@@ -1,18 +1,19 @@
 """rbd_controller's parameter callbacks: a set is validated (the table's checks, the mode's
 needs, a new description or gravity only once its model is built and in use), then applied
-(mode, gains, friction and payload, contact settings); and the gains the core derived from the model are shown
-as the gains.<joint>.* parameters' values.
+(mode, gains, friction and payload, contact settings); and the gains the core derived from the
+model are shown as the gains.<joint>.* parameters' values.
 
-Needs of the node (controller_node.py): _controller, _lock, _source, _joints, _value(name),
-_use(candidate, source, gravity), _corrections, _control_time().
+Handed by the node (node.py): the ControllerContext (controller, lock, source, joints,
+value, control_time), the ModelCorrections, and `use_model(candidate, source, gravity)`, which
+puts a parsed model in use.
 """
 from rclpy.parameter import Parameter
 from rcl_interfaces.msg import SetParametersResult
 
+from rbd_control.control.config import contact_from_parameters
 from rbd_control.control.model.source import ModelRefused
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
 from rbd_control.ros.controller.cartesian import mode_refusal
-from rbd_control.ros.controller.contact import contact_config
 from rbd_control.ros.parameter_binding import ConfigurationError, declare_per_joint, reasons
 
 __all__ = ['PARAMETER_SOURCE', 'ParameterCallbacks']
@@ -23,20 +24,24 @@ PARAMETER_SOURCE = 'the robot_description parameter'
 
 class ParameterCallbacks:
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, node, context, corrections, use_model):
+        self.node = node                # declares the per-joint parameters, shows the gains
+        self._context = context
+        self._corrections = corrections
+        self._use_model = use_model
         self._filled = set()            # gain parameters showing a model-derived default
         self._filling = False           # the node itself is setting those
 
     def validate(self, parameters):
         """Refuse a set with the reasons, or accept it; a new description or gravity is
         accepted only once its model is built, and is then already in use."""
-        node = self.node
-        found = reasons(TABLE, parameters, node._joints, {'robot_description': lambda xml: None})
+        context = self._context
+        found = reasons(TABLE, parameters, context.joints,
+                        {'robot_description': lambda xml: None})
         by_name = {p.name: p.value for p in parameters}
-        found += filter(None, [mode_refusal(by_name, node._value('ee_link'))])
+        found += filter(None, [mode_refusal(by_name, context.value('ee_link'))])
         if not found:
-            found += filter(None, [node._corrections.refusal(node._controller, by_name)])
+            found += filter(None, [self._corrections.refusal(context.controller, by_name)])
         candidate = None
         if not found and ('robot_description' in by_name or 'gravity' in by_name):
             try:
@@ -47,40 +52,40 @@ class ParameterCallbacks:
         if found:
             return SetParametersResult(successful=False, reason='; '.join(found))
         if 'robot_description' in by_name:
-            node._source.parameter = by_name['robot_description']
+            context.source.parameter = by_name['robot_description']
         if candidate is not None:
             source = PARAMETER_SOURCE if 'robot_description' in by_name else 'a gravity change'
-            with node._lock:
-                node._use(candidate, source, by_name.get('gravity'))
+            with context.lock:
+                self._use_model(candidate, source, by_name.get('gravity'))
         elif 'gravity' in by_name:
-            node._source.gravity = tuple(by_name['gravity'] or ())
+            context.source.gravity = tuple(by_name['gravity'] or ())
         return SetParametersResult(successful=True)
 
     def _model_candidate(self, by_name):
         """The model a description and/or gravity set asks for; None when nothing changes."""
-        node = self.node
+        source = self._context.source
         gravity = by_name.get('gravity')
         xml = by_name.get('robot_description')
-        if xml and not node._source.unchanged(xml):
-            return node._source.parse(xml, PARAMETER_SOURCE, gravity)
-        return None if gravity is None else node._source.regravitate(gravity)
+        if xml and not source.unchanged(xml):
+            return source.parse(xml, PARAMETER_SOURCE, gravity)
+        return None if gravity is None else source.regravitate(gravity)
 
     def apply(self, parameters):
-        node = self.node
         try:
-            with node._lock:
+            with self._context.lock:
                 self._apply_accepted(parameters)
         except Exception as error:   # validated already; never let the service thread die
-            node.get_logger().error(
+            self._context.logger.error(
                 f'could not apply {[p.name for p in parameters]}: {type(error).__name__}: {error}')
 
     def _apply_accepted(self, parameters):
-        node = self.node
+        context = self._context
+        controller = context.controller
         gains = {core: {} for core in GAIN_FIELDS.values()}
         for parameter in parameters:
-            if parameter.name == 'mode' and node._controller is not None:
-                node._controller.set_mode(parameter.value, node._control_time())
-            elif parameter.name in ('robot_description', 'gravity') and node._controller is not None:
+            if parameter.name == 'mode' and controller is not None:
+                controller.set_mode(parameter.value, context.control_time())
+            elif parameter.name in ('robot_description', 'gravity') and controller is not None:
                 self.show_gains()
             elif not self._filling and parameter.value is not None:
                 gain = gain_field(parameter.name)
@@ -88,13 +93,15 @@ class ParameterCallbacks:
                     self._filled.discard(parameter.name)
                     joint, core = gain
                     gains[core][joint] = parameter.value
-        if node._controller is not None and any(gains.values()):
-            node._controller.set_gains(**{core: v or None for core, v in gains.items()})
+        if controller is None:
+            return
+        if any(gains.values()):
+            controller.set_gains(**{core: v or None for core, v in gains.items()})
         names = [p.name for p in parameters]
-        if node._controller is not None and any(n.startswith('contact.') for n in names):
-            node._controller.set_contact(contact_config(node._value))
-        if node._controller is not None and node._corrections.concerns(names):
-            node._corrections.apply(node._controller, names)
+        if any(n.startswith('contact.') for n in names):
+            controller.set_contact(contact_from_parameters(context.value))
+        if self._corrections.concerns(names):
+            self._corrections.apply(controller, names)
             if any(name.startswith('payload.') for name in names):
                 self.show_derived_gains()     # a payload moves the default gains
 
@@ -103,7 +110,7 @@ class ParameterCallbacks:
         (only those in `names`, when given)."""
         out = {}
         for field, core in GAIN_FIELDS.items():
-            values = {j: self.node._value(gain_name(j, field)) for j in joints
+            values = {j: self._context.value(gain_name(j, field)) for j in joints
                       if names is None or gain_name(j, field) in names}
             out[core] = {j: v for j, v in values.items() if v is not None} or None
         return out
@@ -117,34 +124,33 @@ class ParameterCallbacks:
         """Declare the gains of new joints (applying values YAML/launch gave them), give the
         controller the friction and payload, and show the model-derived defaults the core
         chose (payload included) as parameter values."""
-        node = self.node
-        joints = node._controller.joint_names
+        controller = self._context.controller
+        joints = controller.joint_names
         try:
             declared = declare_per_joint(self.node, TABLE, joints)
         except ConfigurationError as error:
-            node.get_logger().error(f'gain parameter refused: {error}')
+            self._context.logger.error(f'gain parameter refused: {error}')
             return
         # (a value shown during the declarations is the core's, not given)
         given = self.gain_values(joints, set(declared) - self._filled)
         if any(given.values()):
-            node._controller.set_gains(**given)
-        node._corrections.apply(node._controller)
+            controller.set_gains(**given)
+        self._corrections.apply(controller)
         self.show_derived_gains()
 
     def show_derived_gains(self):
         """Show the gains the core derived (no value given, or one shown before) as the
         gains.<joint>.* parameters' values, in one set."""
-        node = self.node
+        controller = self._context.controller
         fill = []
-        joints = node._controller.joint_names
         for field, core in GAIN_FIELDS.items():
-            for joint, gain in zip(joints, getattr(node._controller.gains, core)):
+            for joint, gain in zip(controller.joint_names, getattr(controller.gains, core)):
                 name = gain_name(joint, field)
-                if name in self._filled or node._value(name) is None:
+                if name in self._filled or self._context.value(name) is None:
                     fill.append(Parameter(name, Parameter.Type.DOUBLE, float(gain)))
         self._filled.update(p.name for p in fill)
         self._filling = True
         try:
-            node.set_parameters(fill)
+            self.node.set_parameters(fill)
         finally:
             self._filling = False

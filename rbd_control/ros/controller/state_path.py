@@ -7,8 +7,8 @@
       -> the feature hooks: tuning topics, ~/current_pose, the action server, loop health
 
 Everything runs under the node's lock (the executor's callbacks and the keepalive's watchdog
-share the controller). Per state it allocates only what the core returns: the command
-message is one reused Float64MultiArray, the clock and the hooks are looked up once.
+share the controller; context.py). Per state it allocates only what the core returns: the
+command message is one reused Float64MultiArray, the clock and the hooks are looked up once.
 """
 import math
 import time
@@ -28,15 +28,16 @@ __all__ = ['StatePath']
 
 
 class StatePath:
-    """Needs of the node: _controller, _lock, _health, _inputs (its warnings), _tuning,
-    _cartesian, _contact, _action, all set before the first state arrives."""
+    """Answers the joint states of one ControllerNode: the ControllerContext (controller,
+    lock, health, warnings; it sets context.anchor, the control time's), and the feature hooks
+    run after each published command (None: that feature is off)."""
 
-    def __init__(self, node, command_topic):
-        self.node = node
+    def __init__(self, node, context, command_topic, *, tuning=None, cartesian=None,
+                 contact=None, action=None):
+        self._context = context
+        self._tuning, self._cartesian, self._contact, self._action = (
+            tuning, cartesian, contact, action)
         self.seen = False          # the watchdog guards a stream that has started
-        # (control time of the last answered state, steady time it arrived), one tuple: the
-        # executor's thread reads it while this one writes (ControllerNode._control_time)
-        self.anchor = None
         self._guard_events = (0, 0)   # age-guard episodes and overloads already logged
         self._clock = node.get_clock()
         self._logger = node.get_logger()
@@ -49,13 +50,12 @@ class StatePath:
             JointState, self.on_joint_state, node.context, self._loop_failed)
 
     def on_joint_state(self, msg, info):
-        node = self.node
-        with node._lock:
+        with self._context.lock:
             newest, info, skipped = take_newest(self.loop.subscription, JointState, msg, info,
                                                 self._too_big)
             if newest is None:
                 return
-            node._health.coalesced(skipped, time.monotonic())
+            self._context.health.coalesced(skipped, time.monotonic())
             # On sim time only the stamps count: a lockstep simulator waits for the answer, so
             # wall-clock latency costs it nothing (intake.state_age).
             published = (0.0 if self._clock.ros_time_is_active
@@ -71,8 +71,8 @@ class StatePath:
 
     def _answer(self, msg, published):
         """published: when the state was published (wall clock, s); 0 if unknown."""
-        node = self.node
-        controller = node._controller
+        context = self._context
+        controller = context.controller
         if controller is None:
             return
         started = time.perf_counter()
@@ -92,8 +92,8 @@ class StatePath:
             command = controller.update(
                 now, names, q, qd if qd is not None else np.empty(0), age=age, effort=msg.effort)
         except StateError as error:
-            node._health.rejected_state()
-            node._inputs.warnings.warn('state_ignored', f'joint state ignored: {error}')
+            context.health.rejected_state()
+            context.warnings.warn('state_ignored', f'joint state ignored: {error}')
             return
         except Exception as error:  # a control node that dies drops the arm
             self.error('controller_failed',
@@ -101,26 +101,28 @@ class StatePath:
             return
         self.seen = True
         arrival = time.monotonic()
-        self.anchor = (now, arrival)
+        # one tuple: the executor's thread reads it (context.control_time) while this one writes
+        context.anchor = (now, arrival)
         if (guard.events, guard.overloads) != self._guard_events:
             self._log_age_guard(guard, age, tracking)
         published = self.publish(command)
-        node._health.record(arrival, math.nan if age is None else age,
-                            time.perf_counter() - started)
-        node._health.clamped(command.saturated, command.joint_names, arrival)
+        context.health.record(arrival, math.nan if age is None else age,
+                              time.perf_counter() - started)
+        context.health.clamped(command.saturated, command.joint_names, arrival)
         if published:
             self._hooks(now, command, header_stamp, names, q, qd)
 
     def _hooks(self, now, command, stamp, names, q, qd):
-        node = self.node
         # a safe command for a state lacking commanded joints has no "actual" to show
-        if node._tuning is not None and not command.reason:
-            node._tuning.publish(command, stamp, names, q, qd)
-        node._cartesian.publish(stamp)
-        node._contact.publish(command, stamp)
-        if node._action is not None:
+        if self._tuning is not None and not command.reason:
+            self._tuning.publish(command, stamp, names, q, qd)
+        if self._cartesian is not None:
+            self._cartesian.publish(stamp)
+        if self._contact is not None:
+            self._contact.publish(command, stamp)
+        if self._action is not None:
             try:
-                node._action.on_command(now, command, stamp)
+                self._action.on_command(now, command, stamp)
             except Exception as error:  # the action's bookkeeping must never stop the loop
                 self.error('action_failed',
                            f'action server failed on a command: {type(error).__name__}: {error}')
@@ -130,19 +132,21 @@ class StatePath:
         finite, mis-sized) is replaced by the last good one (zero effort before any), so the
         plant is never left without a command. True when command.tau itself was published."""
         tau = np.asarray(command.tau, dtype=np.float64)
-        limit = self.node._controller.effort_limit
+        limit = self._context.controller.effort_limit
         usable = True
         # one comparison in the common case (NaN fails <= too); the reason only when it fails
         if tau.shape != limit.shape or not (np.abs(tau) <= limit).all():
             if tau.shape != limit.shape or not np.isfinite(tau).all():
                 last = self._last_good
                 usable, fallback = False, last is not None and last.shape == limit.shape
+                instead = "the last good command" if fallback else "zero effort"
                 self.error('effort_unusable', f'controller produced an unusable effort '
-                           f'{tau!r}; publishing {"the last good command" if fallback else "zero effort"} instead')
+                           f'{tau!r}; publishing {instead} instead')
                 tau = last if fallback else np.zeros(limit.shape)
             else:
                 # The core clamps; this is the last line of defence, so shout if it fires.
-                self.warn('effort_clamped', f'effort {tau} beyond the URDF limits {limit}; clamped')
+                self.warn('effort_clamped',
+                          f'effort {tau} beyond the URDF limits {limit}; clamped')
             tau = np.clip(tau, -limit, limit)
         self._last_good = tau
         self._msg.data = float_array(tau)
@@ -173,9 +177,9 @@ class StatePath:
 
     def warn(self, key, text):
         """A warning that may repeat every state: logged at once, then once per period with a
-        count (GuardedInputs.log_due); `key` names the kind."""
-        self.node._inputs.warnings.warn(key, text)
+        count (ControllerContext.log_due); `key` names the kind."""
+        self._context.warnings.warn(key, text)
 
     def error(self, key, text):
         """An error that may repeat every state, throttled like warn."""
-        self.node._inputs.errors.warn(key, text)
+        self._context.errors.warn(key, text)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -69,19 +69,19 @@ GOAL_RATE, GOAL_BURST = 10.0, 10
 RESULT_TIMEOUT = 10               # s a finished goal's result is kept for its client (int: rcl)
 
 
-def attach(node, controller: Callable, control_time: Callable, parameter: Callable, lock):
+def attach(node, context):
     """The action and state publisher on `node`, or None (one log line) without control_msgs.
 
-    controller(): the node's current Controller or None; control_time(): the node's control
-    time in seconds; parameter(name): a parameter's current value (action_monitor_rate,
-    state_publish_rate, constraints.*: entries of the node's parameter table); lock: the
-    node's controller lock, held by the state thread while it calls on_command."""
+    context: the node's ControllerContext (context.py): its controller (or None), control
+    time, parameter values (action_monitor_rate, state_publish_rate, constraints.*: entries
+    of the node's parameter table), the lock the state thread holds while it calls
+    on_command, and the throttled log lines."""
     if FollowJointTrajectory is None:
-        node.get_logger().info(
+        context.logger.info(
             f'~/follow_joint_trajectory and ~/controller_state are off: control_msgs is not '
             f'importable ({MISSING}); scripts/build_interfaces.sh builds it into a pip venv')
         return None
-    return TrajectoryAction(node, controller, control_time, parameter, lock)
+    return TrajectoryAction(node, context)
 
 
 @dataclass
@@ -98,18 +98,17 @@ class _Goal:
 
 class TrajectoryAction:
 
-    def __init__(self, node, controller, control_time, parameter, lock):
-        self._node = node
+    def __init__(self, node, context):
+        self._context = context
+        self._logger = context.logger
         # The goal callbacks run on the executor thread, on_command on the state thread: a
         # goal's trajectory and the preemption of the goal before it must change together,
         # or the state thread sees the old goal under a new trajectory and aborts it as
         # dropped instead of canceled
-        self._lock = lock
-        self._controller = controller
-        self._now = control_time
-        self._parameter = parameter
-        self._feedback_period = 1.0 / parameter('action_monitor_rate')
-        self._state_period = 1.0 / parameter('state_publish_rate')
+        self._lock = context.lock
+        self._now = context.control_time
+        self._feedback_period = 1.0 / context.value('action_monitor_rate')
+        self._state_period = 1.0 / context.value('state_publish_rate')
         self._goal: Optional[_Goal] = None
         self._next_state = -np.inf
         self._state_msg = JointTrajectoryControllerState()
@@ -159,7 +158,7 @@ class TrajectoryAction:
         """The cheap checks of a goal, its tolerances, and its per-point work for the worker
         thread (converting and validating the points reads only the model and the config)."""
         request = handle.request
-        controller = self._controller()
+        controller = self._context.controller
         if controller is None:
             raise TrajectoryError('no robot model yet')
         if len(request.multi_dof_trajectory.joint_names):
@@ -185,12 +184,12 @@ class TrajectoryAction:
         try:
             if isinstance(checked, Exception):
                 raise checked
-            if controller is not self._controller():
+            if controller is not self._context.controller:
                 raise TrajectoryError('the robot model changed while the goal was checked')
             controller.install_trajectory(checked, now)
         except Exception as error:
             return self._refuse(handle, error)
-        self._node._inputs.notes.warn('goal_accepted', 'Accepted new action goal')
+        self._context.notes.warn('goal_accepted', 'Accepted new action goal')
         self._preempt(PREEMPTED)
         done = Future()
         # a single point at time 0 is over at once: its goal check starts now
@@ -201,7 +200,7 @@ class TrajectoryAction:
 
     def _tolerances(self, request, joints):
         """The goal's tolerances over the constraints.* parameters' (read now, as JTC does)."""
-        value = self._parameter
+        value = self._context.value
         defaults = tol.default_tolerances(
             joints,
             trajectory={j: value(f'constraints.{j}.trajectory') or 0.0 for j in joints},
@@ -228,7 +227,7 @@ class TrajectoryAction:
         return refused
 
     def _on_cancel(self, handle):
-        self._node.get_logger().info('Got request to cancel goal')
+        self._logger.info('Got request to cancel goal')
         with self._lock:
             goal = self._goal
             if goal is not None and goal.handle == handle:
@@ -243,13 +242,13 @@ class TrajectoryAction:
         goal, self._goal = self._goal, None
         if goal is None:
             return
-        self._node._inputs.notes.warn('goal_preempted', reason)
+        self._context.notes.warn('goal_preempted', reason)
         self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
 
     def _warn(self, key, text):
         """A warning that may repeat per goal: logged at once, then once per period with a
-        count (the node's ThrottledWarnings, GuardedInputs.log_due)."""
-        self._node._inputs.warnings.warn(key, text)
+        count (the context's ThrottledWarnings, ControllerContext.log_due)."""
+        self._context.warnings.warn(key, text)
 
     def close(self):
         self._work.stop()
@@ -270,8 +269,9 @@ class TrajectoryAction:
         """After each answered joint state: tolerances, feedback, controller state."""
         goal = self._goal
         if goal is not None and command.mode not in TRACKING_MODES:
-            reason = command.reason or f'mode switched to {command.mode}: the trajectory is not followed'
-            self._node.get_logger().warning(reason)
+            reason = command.reason or \
+                f'mode switched to {command.mode}: the trajectory is not followed'
+            self._logger.warning(reason)
             self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
         elif goal is not None and not self._ended_without_states(goal):
             self._monitor_goal(goal, now, command, stamp)
@@ -291,10 +291,10 @@ class TrajectoryAction:
             goal.handle.publish_feedback(self._feedback(command, stamp))
         Result = FollowJointTrajectory.Result
         if verdict.status == tol.SUCCEEDED:
-            self._node.get_logger().info('Goal reached, success!')
+            self._logger.info('Goal reached, success!')
             self._finish(goal, Result.SUCCESSFUL, verdict.message, status='succeed')
         elif verdict.done:
-            self._node.get_logger().warning(verdict.message)
+            self._logger.warning(verdict.message)
             self._hold()
             if verdict.status == tol.PATH_VIOLATED:   # the details are in the log line
                 code, text = Result.PATH_TOLERANCE_VIOLATED, PATH_VIOLATED
@@ -311,15 +311,14 @@ class TrajectoryAction:
         """Finish a goal that was canceled or whose trajectory the controller dropped; True
         if it is over. (A trajectory moved onto a restarted clock goes on.)"""
         if goal.handle.is_cancel_requested:
-            self._node.get_logger().info(
-                'Canceling active action goal because cancel callback received.')
+            self._logger.info('Canceling active action goal because cancel callback received.')
             self._finish(goal, FollowJointTrajectory.Result.SUCCESSFUL, '', status='canceled')
             return True
-        controller = self._controller()
+        controller = self._context.controller
         if controller is None or controller.trajectory_generation != goal.generation:
             reason = (controller is not None and controller.abort_reason) or \
                 'trajectory dropped under the goal: joint states stale or a new robot model'
-            self._node.get_logger().warning(reason)
+            self._logger.warning(reason)
             self._finish(goal, FollowJointTrajectory.Result.INVALID_GOAL, reason, status='abort')
             return True
         end_time = controller.trajectory_end_time
@@ -328,7 +327,7 @@ class TrajectoryAction:
         return False
 
     def _hold(self):
-        controller = self._controller()
+        controller = self._context.controller
         if controller is not None:
             controller.hold(self._now())
 
@@ -364,4 +363,3 @@ def _point(point, positions, velocities, accelerations=()):
 
 def _joint_tolerance(msg):
     return tol.JointTolerance(msg.name, msg.position, msg.velocity, msg.acceleration)
-
