@@ -516,7 +516,8 @@ class Controller:
 
     def _impedance(self, now, q, qd):
         law = self._cartesian
-        if self._supervisor.tripped is not None or not law.active:   # first state, or after a stale gap
+        # the first state, or the first after a stale gap
+        if self._supervisor.tripped is not None or not law.active:
             law.activate(self.model, q, now)
         # the model with the payload, as every law; scale: the feedback's bandwidth scale
         ff, fb = law.torques(self.model, q, qd, now, self.feedback_scale)
@@ -542,7 +543,8 @@ class Controller:
     def _integrate(self, now, error, tau, saturated):
         """The integral term (integral.py), never over a first step, a clock jump, a gap or
         late states."""
-        if not self._integral.active or self._last_update is None or self._supervisor.age_guard.engaged:
+        if (not self._integral.active or self._last_update is None
+                or self._supervisor.age_guard.engaged):
             return
         dt = now - self._last_update
         if 0.0 < dt <= self.config.state_timeout:
