@@ -47,7 +47,8 @@ def imports(path: Path):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f'{path.relative_to(REPO)}: relative import (use rbd_control.*)'
+            assert node.level == 0, \
+                f'{path.relative_to(REPO)}: relative import (use rbd_control.*)'
             for alias in node.names:
                 sub = f'{node.module}.{alias.name}'
                 found.add(sub if sub in MODULES else node.module)
@@ -93,7 +94,8 @@ def test_ros_free_layers_import_no_ros():
     for name, path in MODULES.items():
         if layer(name) in ROS_FREE:
             ros = {m for m in imports(path)
-                   if m.split('.')[0] == 'rclpy' or m.split('.')[0].endswith(('_msgs', '_interfaces'))}
+                   if m.split('.')[0] == 'rclpy'
+                   or m.split('.')[0].endswith(('_msgs', '_interfaces'))}
             assert not ros, f'{name} imports {ros}'
 
 

@@ -40,8 +40,8 @@ CONFIG_FILE = "config/arm_controller.yaml"
 
 
 # In lock step the loop is known: a state every physics step (1 ms), its command acting over
-# the next one. The controller designs its default gains for that loop (laws/loop_design.py), not for
-# the busy 250 Hz / 10 ms of its defaults.
+# the next one. The controller designs its default gains for that loop (laws/loop_design.py),
+# not for the busy 250 Hz / 10 ms of its defaults.
 LOCKSTEP_LOOP = {"expected_state_period": 0.001, "expected_delay": 0.001}
 # An excitation drags the joints through friction the model does not know: it takes the
 # stiffest gains the loop's margins allow.

@@ -107,10 +107,12 @@ def tracking(arm_model, names):
     # so that only the ages count, not the period (age_guard.py); constant gains, so the
     # feedback can be checked against them (no inertia scheduling)
     controller = Controller(arm_model, ControllerConfig(mode="feedforward_pd", max_state_age=0.005,
-                                                        state_timeout=10.0, expected_state_period=1.0,
+                                                        state_timeout=10.0,
+                                                        expected_state_period=1.0,
                                                         inertia_scheduling=False))
     controller.update(0.0, names, Q0, ZERO, age=0.001)
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=1)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=1)]), 0.0)
     assert not controller.update(0.5, names, Q0, ZERO, age=0.001).holding
     return controller
 
@@ -124,7 +126,8 @@ def test_a_late_state_softens_the_feedback_and_keeps_the_trajectory(arm_model, n
     assert np.all(late.desired_q - fresh.desired_q > 0)   # still moving along the trajectory
     g = controller.gains
     error = late.desired_q - Q0
-    np.testing.assert_allclose(late.feedback, 0.25**2 * g.kp * error - 0.25 * g.kd * (0 - late.desired_qd),
+    np.testing.assert_allclose(late.feedback,
+                               0.25**2 * g.kp * error - 0.25 * g.kd * (0 - late.desired_qd),
                                atol=1e-9)
     for k in range(1, 7):                              # fresh again for 0.6 s
         recovered = controller.update(0.6 + 0.1 * k, names, Q0, ZERO, age=0.001)
@@ -176,7 +179,8 @@ def excursion_with_delay(arm_urdf, arm_model, delay_steps, max_state_age, second
         largest = max(largest, np.abs(q - Q0).max())
         if largest > 10.0:
             return np.inf, controller
-        tau = controller.update(plant.time, arm_model.joint_names, q, qd, age=delay_steps * 1e-3).tau
+        tau = controller.update(plant.time, arm_model.joint_names, q, qd,
+                                age=delay_steps * 1e-3).tau
         in_flight.append(tau)
         if step == 200:
             plant.data.qvel[:] += 0.2
@@ -184,11 +188,14 @@ def excursion_with_delay(arm_urdf, arm_model, delay_steps, max_state_age, second
     return largest, controller
 
 
-def test_default_gains_hold_at_twice_their_design_delay_with_and_without_the_guard(arm_urdf, arm_model):
-    # designed for 10 ms at 250 Hz (loop_design.py); at 1 kHz the unit loop's margin ends near 28 ms
+def test_default_gains_hold_at_twice_their_design_delay_with_and_without_the_guard(arm_urdf,
+                                                                                   arm_model):
+    # designed for 10 ms at 250 Hz (loop_design.py); at 1 kHz the unit loop's margin ends near
+    # 28 ms
     unguarded, _ = excursion_with_delay(arm_urdf, arm_model, 20, max_state_age=0.0)
     guarded, controller = excursion_with_delay(arm_urdf, arm_model, 20, max_state_age=0.010)
-    print(f"20 ms delay: excursion {unguarded:.3g} rad without the guard, {guarded:.3g} rad with it")
+    print(f"20 ms delay: excursion {unguarded:.3g} rad without the guard, "
+          f"{guarded:.3g} rad with it")
     assert controller.age_guard.engaged and controller.feedback_scale == pytest.approx(0.5)
     assert unguarded < 0.12 and guarded < 0.25
 

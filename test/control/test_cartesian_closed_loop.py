@@ -233,13 +233,15 @@ def test_simulator_external_wrench_acts_at_the_given_point(arm):
     q, _ = loop.q()
     names = loop.model.joint_names
     loop.sim.reset(dict(zip(names, map(float, q))))
-    force, torque, point = np.array([3.0, -4.0, 5.0]), np.array([0.2, 0.1, -0.3]), [0.05, 0.02, 0.1]
+    force, torque = np.array([3.0, -4.0, 5.0]), np.array([0.2, 0.1, -0.3])
+    point = [0.05, 0.02, 0.1]
     loop.sim.set_external_wrench(arm.flange, force, torque, point)
     loop.sim.step()   # zero command, at rest: qacc is the response to the wrench and gravity
     T = frame_pose(loop.model, q, arm.flange)
     at = T[:3, :3] @ point + T[:3, 3]
+    wrench = np.concatenate([torque + np.cross(at, force), force])
     expected = forward_dynamics(loop.model, q, np.zeros(len(q)), np.zeros(len(q)),
-                                {arm.flange: np.concatenate([torque + np.cross(at, force), force])})
+                                {arm.flange: wrench})
     index = loop.sim._reported  # MuJoCo dof order -> our joint order
     qacc = index.take_dofs(loop.sim.data.qacc)
     ours = qacc[[index.names.index(name) for name in names]]

@@ -35,7 +35,8 @@ def fresh(arm_model, **config):
 
 def test_control_package_never_imports_rclpy():
     code = ("import sys; import rbd_control.control, rbd_control.description; "
-            "sys.exit(1 if any(m == 'rclpy' or m.startswith('rclpy.') for m in sys.modules) else 0)")
+            "sys.exit(1 if any(m == 'rclpy' or m.startswith('rclpy.') for m in sys.modules) "
+            "else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -68,7 +69,8 @@ def test_unknown_joint_names_ignored_by_default_and_rejected_when_strict(arm_mod
 def test_state_in_any_order_gives_same_command(arm_model, names):
     order = [3, 0, 5, 1, 4, 2]
     a = fresh(arm_model).update(0.0, names, Q0, np.arange(6) * 0.1)
-    b = fresh(arm_model).update(0.0, [names[i] for i in order], Q0[order], (np.arange(6) * 0.1)[order])
+    b = fresh(arm_model).update(0.0, [names[i] for i in order], Q0[order],
+                                (np.arange(6) * 0.1)[order])
     np.testing.assert_allclose(a.tau, b.tau)
 
 
@@ -114,8 +116,9 @@ def test_set_mode_rejects_unknown(arm_model):
 # --- gains -------------------------------------------------------------------------------
 
 def test_default_gains_follow_the_documented_rule(arm_model):
-    """loop_design.py: d = min_q 1/(H^-1)_ii scaled so that D <= H(q) at every reference pose; w the
-    largest (<= the bandwidth bound) keeping 45 deg and 2x on the sampled, delayed unit loop."""
+    """loop_design.py: d = min_q 1/(H^-1)_ii scaled so that D <= H(q) at every reference pose; w
+    the largest (<= the bandwidth bound) keeping 45 deg and 2x on the sampled, delayed unit
+    loop."""
     inverses = [np.linalg.inv(crba(arm_model, q)) for q in reference_poses(arm_model)]
     m = 1.0 / np.max([np.diag(inv) for inv in inverses], axis=0)
     mu = max(np.linalg.eigvalsh(np.sqrt(np.outer(m, m)) * inv)[-1] for inv in inverses)
@@ -124,8 +127,8 @@ def test_default_gains_follow_the_documented_rule(arm_model):
     assert 2.0 < mu < 3.0   # the coupled modes of the default arm: 1/(H^-1)_ii alone is not enough
     for H in (np.linalg.inv(inv) for inv in inverses):   # D <= H(q): no mode faster than designed
         assert np.linalg.eigvalsh(H - np.diag(d))[0] > -1e-9
-    controller = fresh(arm_model, bandwidth_hz=20.0, damping_ratio=0.8, expected_state_period=0.002,
-                       expected_delay=0.006)
+    controller = fresh(arm_model, bandwidth_hz=20.0, damping_ratio=0.8,
+                       expected_state_period=0.002, expected_delay=0.006)
     design = design_bandwidth(0.002, 0.006, 0.8, 20.0)
     w = design.omega
     assert 2 * math.pi * 4.0 < w < 2 * math.pi * 20.0        # the margins decide, not the bound
@@ -134,7 +137,8 @@ def test_default_gains_follow_the_documented_rule(arm_model):
     assert loop_margins((1.02 * w)**2, 2 * 0.8 * 1.02 * w, 0.002, 0.006)[0] < 45.0   # the largest
     np.testing.assert_allclose(controller.gains.kp, d * w**2)
     np.testing.assert_allclose(controller.gains.kd, 2 * 0.8 * w * d)
-    np.testing.assert_allclose(controller.gains.kp_acc, w**2)  # computed_torque sees w^2 everywhere
+    # computed_torque sees w^2 everywhere
+    np.testing.assert_allclose(controller.gains.kp_acc, w**2)
     assert not np.any(controller.gains.ki)
     np.testing.assert_allclose(controller.gains.i_clamp, 0.2 * np.asarray(arm_model.effort_limit))
     fast = fresh(arm_model, bandwidth_hz=5.0, expected_state_period=0.001, expected_delay=0.0)
@@ -176,7 +180,8 @@ def test_feedforward_pd_command_is_the_documented_law(arm_model, names):
     cmd = controller.update(0.001, names, q, qd)
     kp, kd = controller.gains_at(q)   # the default gains at this pose (inertia_schedule.py)
     expected = gravity(arm_model, q) + kp * (Q0 - q) + kd * (0 - qd)
-    np.testing.assert_allclose(cmd.tau, np.clip(expected, -arm_model.effort_limit, arm_model.effort_limit))
+    np.testing.assert_allclose(cmd.tau, np.clip(expected, -arm_model.effort_limit,
+                                                arm_model.effort_limit))
     np.testing.assert_allclose(cmd.feedforward + cmd.feedback, expected)
 
 
@@ -267,7 +272,8 @@ def test_switch_resets_integral(arm_model, names):
     g = controller.gains
     ff, fb = laws.computed_torque(arm_model, Q0 - 0.01, np.zeros(6), Q0, np.zeros(6), np.zeros(6),
                                   g.kp_acc, g.kd_acc)
-    np.testing.assert_allclose(cmd.tau, np.clip(ff + fb, -arm_model.effort_limit, arm_model.effort_limit),
+    np.testing.assert_allclose(cmd.tau, np.clip(ff + fb, -arm_model.effort_limit,
+                                                arm_model.effort_limit),
                                atol=1e-9)
 
 
@@ -275,7 +281,8 @@ def test_trajectories_are_refused_in_gravity_compensation(arm_model, names):
     controller = fresh(arm_model, mode="gravity_compensation")
     controller.update(0.0, names, Q0, np.zeros(6))
     with pytest.raises(TrajectoryError, match="gravity_compensation"):
-        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)]), 0.0)
+        controller.set_trajectory(
+            JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)]), 0.0)
 
 
 # --- trajectories through the controller -------------------------------------------------
@@ -309,7 +316,8 @@ def test_holding_flag_and_end_time(arm_model, names):
     controller = fresh(arm_model)
     cmd = controller.update(0.0, names, Q0, np.zeros(6))
     assert cmd.holding and controller.trajectory_end_time is None
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.1, time_from_start=1)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint(Q0 + 0.1, time_from_start=1)]), 0.0)
     assert controller.trajectory_end_time == pytest.approx(1.0)
     assert not controller.update(0.5, names, Q0, np.zeros(6)).holding
     end = controller.update(1.5, names, Q0, np.zeros(6))
@@ -326,7 +334,8 @@ def test_subset_of_model_joints_commanded(arm_model, names):
     assert cmd.joint_names == ("wrist_2", "elbow")
     np.testing.assert_allclose(cmd.tau, gravity(arm_model, Q0)[[4, 2]])
     with pytest.raises(TrajectoryError, match="shoulder_pan"):
-        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)]), 0.0)
+        controller.set_trajectory(
+            JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)]), 0.0)
 
 
 # --- watchdog and model changes ----------------------------------------------------------
@@ -344,10 +353,12 @@ def test_watchdog_boundary(arm_model, names):
     np.testing.assert_allclose(safe.tau, gravity(arm_model, Q0))
 
 
-def test_state_gap_longer_than_timeout_aborts_trajectory_even_without_watchdog_call(arm_model, names):
+def test_state_gap_longer_than_timeout_aborts_trajectory_even_without_watchdog_call(arm_model,
+                                                                                    names):
     controller = fresh(arm_model, state_timeout=0.1)
     controller.update(0.0, names, Q0, np.zeros(6))
-    controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=2)]), 0.0)
+    controller.set_trajectory(
+        JointTrajectory(names, [TrajectoryPoint(Q0 + 0.5, time_from_start=2)]), 0.0)
     controller.update(0.05, names, Q0, np.zeros(6))
     cmd = controller.update(0.5, names, Q0 + 0.01, np.zeros(6))  # 450 ms without a state
     assert cmd.holding and controller.trajectory_end_time is None
@@ -392,12 +403,15 @@ def test_malformed_trajectories_raise_trajectory_error(arm_model, names, traj, m
 def test_non_numeric_trajectory_fields_raise_trajectory_error(arm_model, names):
     controller = fresh(arm_model)
     controller.update(0.0, names, Q0, np.zeros(6))
-    for point, match in [(TrajectoryPoint(["x"] * 6, time_from_start=1), "positions are not numbers"),
-                         (TrajectoryPoint(Q0, time_from_start="soon"), "time_from_start is not a number")]:
+    for point, match in [(TrajectoryPoint(["x"] * 6, time_from_start=1),
+                          "positions are not numbers"),
+                         (TrajectoryPoint(Q0, time_from_start="soon"),
+                          "time_from_start is not a number")]:
         with pytest.raises(TrajectoryError, match=match):
             controller.set_trajectory(JointTrajectory(names, [point]), 0.0)
     with pytest.raises(TrajectoryError, match="start_time"):
-        controller.set_trajectory(JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)], "x"), 0.0)
+        controller.set_trajectory(
+            JointTrajectory(names, [TrajectoryPoint(Q0, time_from_start=1)], "x"), 0.0)
 
 
 def test_state_that_yields_no_valid_command_does_not_feed_the_watchdog(arm_model, names,

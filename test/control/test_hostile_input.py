@@ -264,7 +264,7 @@ def renamed(arm_urdf):
 
 @pytest.mark.parametrize("safe_action", ["hold", "zero"])
 def test_renamed_joint_gives_the_configured_safe_action_with_a_reason(arm_urdf, arm_model,
-                                                                     safe_action):
+                                                                      safe_action):
     names = arm_model.joint_names
     controller = started(arm_model, safe_action=safe_action)
     controller.set_model(renamed(arm_urdf))

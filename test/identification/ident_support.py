@@ -31,8 +31,9 @@ def record_tracking(plant_xml, model, trajectory, duration, *, payloads=(), q0=N
     # gains for the loop this runs (1 kHz in lock step, up to the 28 Hz its margins allow,
     # loop_design.py): the plant's friction is unknown to the controller, and the default gains,
     # designed for 250 Hz and 10 ms, are too soft to drag a light wrist through it
-    controller = Controller(model, ControllerConfig(mode="feedforward_pd", expected_state_period=DT,
-                                                    expected_delay=DT, bandwidth_hz=30.0))
+    controller = Controller(model, ControllerConfig(mode="feedforward_pd",
+                                                    expected_state_period=DT, expected_delay=DT,
+                                                    bandwidth_hz=30.0))
     names = sim.joint_names
     order = [names.index(j) for j in model.joint_names]
     controller.update(0.0, names, *measured(sim, quantum))
