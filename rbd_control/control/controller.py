@@ -32,7 +32,7 @@ import numpy as np
 
 from rbd_control.dynamics import RbdError, operational_space_inertia
 
-from rbd_control.control.config import CheckedGoal, Command, ControllerConfig, ModelPlan
+from rbd_control.control.config import Command, ControllerConfig, ModelPlan
 from rbd_control.control.contact.monitor import (FLOAT, REFLEX, ContactMonitor, check_no_collision,
                                                  contact_monitor, wrench_link)
 from rbd_control.control.errors import ConfigError, MissingJointsError, StateError, TrajectoryError
@@ -45,14 +45,15 @@ from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
-                                            plan_model)
+                                            plan_model, softened)
 from rbd_control.control.safety.checks import EffortLimiter, StateMapper, safe_command
 from rbd_control.control.safety.oscillation import HOLD
 from rbd_control.control.safety.supervisor import LoopSupervisor
 from rbd_control.control.throttle import ThrottledWarnings
 from rbd_control.control.trajectory.message import JointTrajectory
 from rbd_control.control.trajectory.plan import TrajectoryPlan
-from rbd_control.control.trajectory.validation import check_follows_trajectories, check_goal
+from rbd_control.control.trajectory.validation import (CheckedGoal, check_follows_trajectories,
+                                                       check_goal)
 from rbd_control.params.bounds import finite
 from rbd_control.params.controller import MODES, TRACKING_MODES
 
@@ -131,6 +132,13 @@ class Controller:
         return self._contact
 
     @property
+    def softened(self) -> tuple:
+        """What the loop design softens of what was asked (laws/loop_design.py's Softened
+        records: name, requested, applied): the Cartesian task stiffness at the zero pose and
+        the nullspace stiffness; () when nothing is. The joint gains are never softened."""
+        return self._plan_model.softened
+
+    @property
     def cartesian_state(self):
         """The last cartesian_impedance step (pose, target, error, wrench), or None."""
         return None if self._cartesian is None else self._cartesian.last
@@ -200,6 +208,8 @@ class Controller:
         self._set_gain_arrays(self._gain_table.carried_over(defaults, self._joint_names))
         self._integral.value = integral
         self.model = model
+        # the task stiffness the design allows moves with the inertia carried
+        self._plan_model = replace(plan, softened=softened(model, self._cartesian))
         if self._contact is not None:
             self._contact.set_model(model)   # the observer's model side carries the payload
 
