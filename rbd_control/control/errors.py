@@ -2,7 +2,7 @@
 
     ControlError (RbdError, ValueError)
       ConfigError      a configuration value or gain is invalid          (Controller(), set_*)
-        GainError      a gain value is malformed                          (per_joint.resolve_per_joint)
+        GainError      a gain value is malformed             (laws/per_joint.resolve_per_joint)
       StateError       a measured joint state was rejected                (Controller.update)
         MissingJointsError  the state lacks commanded joints; carries the best-known pose
       TrajectoryError  a trajectory was rejected                         (set_trajectory)

@@ -122,8 +122,8 @@ class CollisionDetector:
         if wrench is not None:
             np.greater(abs_w, wrench_collision, out=self._over_w)
             self.collision_axes |= self._over_w
-        newly = not self.collided and (any_set(self._over_t) or
-                                        (wrench is not None and any_set(self._over_w)))
+        newly = not self.collided and (any_set(self._over_t)
+                                       or (wrench is not None and any_set(self._over_w)))
         if newly:
             self.collided = True
             self.reason = self._describe(abs_t, wrench_collision if wrench is not None else None,

@@ -58,7 +58,7 @@ class ModelSource:
         self.parameter = ""                        # the robot_description parameter
         self.current: Optional[Candidate] = None   # the last good model
         self._build = build or (lambda model: None)
-        # reads descriptions above PREPASS_BYTES in another process (description_prepass.py)
+        # reads descriptions above PREPASS_BYTES in another process (model/prepass.py)
         self._prepass = prepass
 
     # --- parse: pure ------------------------------------------------------------------
@@ -87,7 +87,8 @@ class ModelSource:
 
     def _candidate(self, xml, source, urdf_model, gravity) -> Candidate:
         gravity = self.gravity if gravity is None else tuple(gravity)
-        model = urdf_model.with_gravity(np.asarray(gravity, dtype=float)) if gravity else urdf_model
+        model = (urdf_model.with_gravity(np.asarray(gravity, dtype=float)) if gravity
+                 else urdf_model)
         try:
             built = self._build(model)
         except Exception as error:
@@ -106,7 +107,8 @@ class ModelSource:
 
     # --- install: a cheap swap --------------------------------------------------------
 
-    def install(self, candidate: Candidate, gravity: Optional[Sequence[float]] = None) -> Candidate:
+    def install(self, candidate: Candidate,
+                gravity: Optional[Sequence[float]] = None) -> Candidate:
         """Make `candidate` the current model (and `gravity` the override, when given)."""
         if gravity is not None:
             self.gravity = tuple(gravity)

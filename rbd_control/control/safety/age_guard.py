@@ -9,9 +9,9 @@ design's delay eats into that margin.
 
 The age of a state is `now - stamp` at the moment the controller answers it, plus half of
 what the measured state period (the time between states answered, averaged over ~20 states)
-exceeds expected_state_period by: states that come slower than the gains were designed for add the
-zero-order hold's lag T / 2 (loop_design.py), so 50 Hz states answered at once soften the gains of a
-250 Hz design like states 8 ms late. Two responses,
+exceeds expected_state_period by: states that come slower than the gains were designed for
+add the zero-order hold's lag T / 2 (loop_design.py), so 50 Hz states answered at once soften
+the gains of a 250 Hz design like states 8 ms late. Two responses,
 in order of severity (the controller applies them, controller.py):
   1. softened: the first state older than `max_state_age` *engages* the guard. The trajectory
      goes on; the model term (feedforward, gravity, the inverse dynamics of the plan) stays
@@ -36,7 +36,7 @@ phase lag of pi/8 to pi/4 at that delay) let the arm wander 0.18 to 1.3 rad; sof
 0.14 rad, back to within 2e-3 rad after 3 s.
 The guard disengages, and the full gains return, once ages have stayed at or below
 max_state_age for `recovery_time` seconds; that ends the episode. max_state_age = 0 disables
-the guard. Its default (the parameter table, parameters.py) is 10 ms, expected_delay's
+the guard. Its default (the parameter table, params/controller.py) is 10 ms, expected_delay's
 default: up to that age the default gains keep their stated margins, beyond it s restores the
 phase w * age the gains were designed for.
 """

@@ -19,7 +19,6 @@ from rbd_control.control.config import Command
 from rbd_control.control.errors import MissingJointsError, StateError, brief, duplicates
 from rbd_control.control.flags import all_set
 from rbd_control.params.bounds import MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY
-from rbd_control.params.controller import SAFE_ACTIONS  # defined once, with the safe_action parameter
 
 __all__ = ["StateMapper", "Watchdog", "EffortLimiter", "safe_command"]
 
@@ -133,7 +132,8 @@ def _as_vector(values, what):
 
 def _check_finite(q, qd, joint_names):
     # one comparison per vector in the common case; NaN fails <= as well
-    if all_set(np.abs(q) <= MAX_PLAUSIBLE_POSITION) and all_set(np.abs(qd) <= MAX_PLAUSIBLE_VELOCITY):
+    if (all_set(np.abs(q) <= MAX_PLAUSIBLE_POSITION)
+            and all_set(np.abs(qd) <= MAX_PLAUSIBLE_VELOCITY)):
         return
     for values, what, bound in ((q, "position", MAX_PLAUSIBLE_POSITION),
                                 (qd, "velocity", MAX_PLAUSIBLE_VELOCITY)):
@@ -141,7 +141,8 @@ def _check_finite(q, qd, joint_names):
         if np.any(bad):
             j = int(np.flatnonzero(bad)[0])
             value = float(values[j])
-            reason = "is not finite" if not math.isfinite(value) else f"exceeds {bound:g} (sensor fault?)"
+            reason = ("is not finite" if not math.isfinite(value)
+                      else f"exceeds {bound:g} (sensor fault?)")
             raise StateError(f"{joint_names[j]} {what} {value!r} {reason}")
 
 

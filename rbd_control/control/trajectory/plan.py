@@ -32,7 +32,6 @@ from rbd_control.params.bounds import MIN_POINT_SPACING
 __all__ = ["TrajectoryPlan", "plan_segments"]
 
 
-
 def plan_segments(checked: ValidatedTrajectory, now: float, current_q, current_qd, current_qdd,
                   current_effort, continuous=None) -> PiecewisePolynomial:
     """Add the blend from the current desired state to the segments `validate` planned.
@@ -60,11 +59,13 @@ def plan_segments(checked: ValidatedTrajectory, now: float, current_q, current_q
         blend = quintic(current_q, current_qd, current_qdd, first, v1, a1, duration)[None]
         blend_effort = effort_ramp(current_effort, checked.effort[0], duration)[None]
         check_plan(np.array([now, times[0]]), blend, blend_effort, checked.limits, checked.names)
-        knots, coefs, effort_coefs = [[now]] + knots, [blend] + coefs, [blend_effort] + effort_coefs
+        knots, coefs = [[now]] + knots, [blend] + coefs
+        effort_coefs = [blend_effort] + effort_coefs
     return PiecewisePolynomial(np.concatenate(knots), np.concatenate(coefs),
                                np.concatenate(effort_coefs), positions[-1] + shift,
                                checked.effort[-1],
-                               final_velocities=None if checked.velocities is None else checked.velocities[-1],
+                               final_velocities=(None if checked.velocities is None
+                                                 else checked.velocities[-1]),
                                final_accelerations=(None if checked.accelerations is None
                                                     else checked.accelerations[-1]))
 

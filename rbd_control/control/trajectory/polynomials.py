@@ -2,7 +2,7 @@
 joint, sampled by one small matrix product (the basis of s^k and its derivatives times the
 coefficients). The counterpart of joint_trajectory_controller's trajectory.cpp
 (interpolate_between_points); the rules for which points are accepted are in
-trajectory_validation.py, the blend and the per-joint layers in trajectory.py.
+trajectory/validation.py, the blend and the per-joint layers in trajectory/plan.py.
 
 The interpolation between two points depends on the fields they give: positions only ->
 linear, + velocities -> cubic (Hermite), + accelerations -> quintic; effort is interpolated
@@ -45,7 +45,8 @@ def quintic(q0, v0, a0, q1, v1, a1, duration):
     coef[..., 1] = v0
     coef[..., 2] = 0.5 * a0
     coef[..., 3] = (20.0 * h - (8.0 * v1 + 12.0 * v0) * t - (3.0 * a0 - a1) * t**2) / (2.0 * t**3)
-    coef[..., 4] = (-30.0 * h + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t**2) / (2.0 * t**4)
+    coef[..., 4] = ((-30.0 * h + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t**2)
+                    / (2.0 * t**4))
     coef[..., 5] = (12.0 * h - 6.0 * (v1 + v0) * t + (a1 - a0) * t**2) / (2.0 * t**5)
     return coef
 
@@ -82,7 +83,8 @@ class PiecewisePolynomial:
         self.final_positions = np.asarray(final_positions, dtype=float)
         self.final_effort = np.asarray(final_effort, dtype=float)
         zeros = np.zeros_like(self.final_positions)
-        self.final_velocities = zeros if final_velocities is None else np.asarray(final_velocities, dtype=float)
+        self.final_velocities = (zeros if final_velocities is None
+                                 else np.asarray(final_velocities, dtype=float))
         self.final_accelerations = (zeros.copy() if final_accelerations is None
                                     else np.asarray(final_accelerations, dtype=float))
         # (m, 6, 2n): positions' coefficients by power, then effort's [value, slope, 0, ...],
@@ -132,4 +134,3 @@ class PiecewisePolynomial:
         qd_out[:] = values[1, :n]
         qdd_out[:] = values[2, :n]
         effort_out[:] = values[0, n:]   # value + slope * s
-

@@ -82,7 +82,8 @@ class StateTolerances:
         return cls(np.zeros(n), np.zeros(n), np.zeros(n))
 
     def copy(self) -> "StateTolerances":
-        return StateTolerances(self.position.copy(), self.velocity.copy(), self.acceleration.copy())
+        return StateTolerances(self.position.copy(), self.velocity.copy(),
+                               self.acceleration.copy())
 
     def violations(self, error_q, error_qd):
         """(joints exceeding a bound, joints exceeding their position bound) as bool masks."""

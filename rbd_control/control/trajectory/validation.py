@@ -22,7 +22,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from rbd_control.control.config import CheckedGoal
 from rbd_control.control.errors import (InvalidJointsError, OldTrajectoryError, TrajectoryError,
                                         brief, duplicates)
 from rbd_control.control.trajectory.path_limits import check_path_within_limits
@@ -31,21 +30,13 @@ from rbd_control.params.bounds import (MAX_PLAUSIBLE_ACCELERATION, MAX_PLAUSIBLE
                                        MAX_PLAUSIBLE_POSITION, MAX_PLAUSIBLE_VELOCITY,
                                        MAX_START_AHEAD, MAX_TIME_FROM_START, MIN_POINT_SPACING,
                                        finite)
+from rbd_control.dynamics.model import Model
 from rbd_control.params.controller import TRACKING_MODES
 
 from rbd_control.control.trajectory.message import JointTrajectory
 
-__all__ = ["ValidatedTrajectory", "validate", "check_goal", "check_plan",
+__all__ = ["ValidatedTrajectory", "CheckedGoal", "validate", "check_goal", "check_plan",
            "check_follows_trajectories"]
-
-
-
-def check_follows_trajectories(mode: str):
-    """Trajectories are admitted in the tracking modes only (TrajectoryError)."""
-    if mode not in TRACKING_MODES:
-        raise TrajectoryError(
-            f"mode {mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
-
 
 # Positions may sit on a limit; allow for float noise when checking waypoints against it.
 _LIMIT_TOLERANCE = 1e-6
@@ -58,7 +49,8 @@ _FIELD_BOUND = {"positions": MAX_PLAUSIBLE_POSITION, "velocities": MAX_PLAUSIBLE
 
 
 def _optional_field(point, name, index, n_joints):
-    """Return the field as a float array, or None when absent/empty; check length and finiteness."""
+    """Return the field as a float array, or None when absent/empty; check length and
+    finiteness."""
     value = getattr(point, name)
     if value is None or len(value) == 0:
         return None
@@ -88,7 +80,8 @@ def _stack_field(points, name, n_joints, required=False):
         return None
     try:
         stacked = np.array(raw, dtype=float)
-        if stacked.shape == (len(points), n_joints) and np.all(np.abs(stacked) <= _FIELD_BOUND[name]):
+        if (stacked.shape == (len(points), n_joints)
+                and np.all(np.abs(stacked) <= _FIELD_BOUND[name])):
             return stacked
     except (TypeError, ValueError):
         pass
@@ -101,7 +94,8 @@ def _stack_field(points, name, n_joints, required=False):
     if not all(given):
         missing = given.index(False)
         raise TrajectoryError(
-            f"{name} are given for some points but not for point {missing}; give them for all or none")
+            f"{name} are given for some points but not for point {missing}; "
+            "give them for all or none")
     return np.stack(values)
 
 
@@ -112,7 +106,8 @@ def _order_joints(joint_names, controlled, allow_partial):
         raise InvalidJointsError("trajectory has no joint names")
     given = set(names)
     if len(given) != len(names):
-        raise InvalidJointsError(f"duplicate joint names in trajectory: {brief(duplicates(names))}")
+        raise InvalidJointsError(
+            f"duplicate joint names in trajectory: {brief(duplicates(names))}")
     position = {name: i for i, name in enumerate(controlled)}
     unknown = [n for n in names if n not in position]
     if unknown:
@@ -141,6 +136,16 @@ class ValidatedTrajectory:
     effort_coef: Optional[np.ndarray] = None  # (p-1, n, 2)
 
 
+@dataclass(frozen=True)
+class CheckedGoal:
+    """A trajectory checked against one model (check_goal, Controller.check_trajectory), to
+    install on that model."""
+
+    checked: ValidatedTrajectory
+    model: Model
+    joint_names: tuple
+
+
 def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
              allow_partial: bool = False, position_limits=None, continuous=None,
              allow_nonzero_end_velocity: bool = False) -> ValidatedTrajectory:
@@ -167,7 +172,8 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
     start = _start_time(traj.start_time, now)
     if start + times[-1] < now:
         raise OldTrajectoryError(
-            f"trajectory ends in the past: last point at t={start + times[-1]:.6f} s, now is {now:.6f} s")
+            f"trajectory ends in the past: last point at t={start + times[-1]:.6f} s, "
+            f"now is {now:.6f} s")
     limits = None
     if position_limits is not None:
         limits = np.array(position_limits, dtype=float)[index]
@@ -185,7 +191,8 @@ def validate(traj: JointTrajectory, controlled: Sequence[str], now: float, *,
                                names, limits, coef, effort_coef)
 
 
-def check_goal(trajectory: JointTrajectory, model, joint_map, config, received: float) -> CheckedGoal:
+def check_goal(trajectory: JointTrajectory, model, joint_map, config,
+               received: float) -> CheckedGoal:
     """`validate` against a robot model's position limits and continuous joints and a
     ControllerConfig, for the commanded joints of joint_map; `received` (the arrival time) is
     the "now" of start_time 0. Reads only its arguments (Controller.check_trajectory)."""
@@ -248,7 +255,8 @@ def _start_time(stamp, now):
         raise TrajectoryError("start_time is NaN or inf")
     if stamp - now > MAX_START_AHEAD:
         raise TrajectoryError(f"start_time {stamp:.6f} s is {stamp - now:.3g} s after now "
-                              f"({now:.6f} s), beyond the bound {MAX_START_AHEAD:g} s (another clock?)")
+                              f"({now:.6f} s), beyond the bound {MAX_START_AHEAD:g} s "
+                              "(another clock?)")
     return now if stamp == 0.0 else stamp
 
 
@@ -271,3 +279,9 @@ def check_plan(knots, coef, effort_coef, limits, names):
     if limits is not None:
         check_path_within_limits(knots, coef, limits, names)
 
+
+def check_follows_trajectories(mode: str):
+    """Trajectories are admitted in the tracking modes only (TrajectoryError)."""
+    if mode not in TRACKING_MODES:
+        raise TrajectoryError(
+            f"mode {mode} does not follow trajectories; switch to one of {TRACKING_MODES}")
