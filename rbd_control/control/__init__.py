@@ -54,10 +54,11 @@ is wrong: ConfigError (GainError), StateError (MissingJointsError), TrajectoryEr
 controller.warnings: repeated reasons as "reason + count" (throttle.py); log .due(now) each period.
 
 Modules: controller (the face: one class composing the parts below and applying their
-decisions), config (ControllerConfig, Command, ModelPlan, CheckedGoal), errors, angles, flags,
-throttle; trajectory/ (message, validation: JTC's rules; polynomials, plan: the blend and the
-plan; tolerances, path_limits), laws/ (joint: the control laws; gains: defaults from the model;
-gain_table, inertia_schedule, integral; cartesian, cartesian_mode, pose: Cartesian impedance),
+decisions), config (ControllerConfig, Command, ModelPlan), errors, angles, flags,
+throttle; trajectory/ (message, validation: JTC's rules, CheckedGoal; polynomials, plan: the
+blend and the plan; tolerances, path_limits), laws/ (joint: the control laws; gains: defaults
+from the model; gain_table, inertia_schedule, integral; cartesian, cartesian_mode, pose:
+Cartesian impedance),
 safety/ (checks: state mapping, watchdog, effort limit, safe commands; supervisor: the loop's
 watchers and their decisions; age_guard, oscillation, health), model/ (source: the model's
 lifecycle; prepass; plan: what the controller needs of one model, friction and payload),

@@ -24,7 +24,7 @@ from rbd_control.params.controller import CONTROLLER_PARAMETERS
 if TYPE_CHECKING:
     from rbd_control.control.laws.cartesian import CartesianImpedance
 
-__all__ = ["ControllerConfig", "Command", "ModelPlan", "CheckedGoal", "contact_from_parameters"]
+__all__ = ["ControllerConfig", "Command", "ModelPlan", "contact_from_parameters"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.core_default
 GAIN_VALUE = "GainValue"     # the annotation of a gain-like field (from __future__ annotations)
@@ -128,22 +128,10 @@ class ControllerConfig:
 
     def _checked_elsewhere(self):
         """The fields the table cannot check as they are: fixed_positions (a mapping here, the
-        parameter's entries are parsed into it), and a gain-like field holding per-joint
-        values (a list or {joint: value} of a number, one number for a list), which
-        laws/per_joint.py's resolve_per_joint checks where it resolves them."""
-        skip = {"fixed_positions"}
-        gain_like = {f.name for f in fields(self) if f.type == GAIN_VALUE}
-        for name, parameter in CONTROLLER_PARAMETERS.backing(self):
-            held = getattr(self, name)
-            if name in gain_like and not (
-                    _one_number(held) if parameter.type == "double"
-                    else held is None or isinstance(held, (list, tuple))):
-                skip.add(name)
-        return skip
-
-
-def _one_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+        parameter's entries are parsed into it), and the gain-like fields (damping,
+        nullspace_stiffness, nullspace_posture: one value or per-joint values here), which
+        laws/per_joint.py's resolve_per_joint checks per joint where it resolves them."""
+        return {"fixed_positions"} | {f.name for f in fields(self) if f.type == GAIN_VALUE}
 
 
 @dataclass
@@ -193,12 +181,3 @@ class ModelPlan:
     # what the loop design softens of the law: laws/loop_design.py's Softened records
     # (model/plan.py's softened: the task stiffness at the zero pose, the nullspace stiffness)
     softened: tuple = ()
-
-
-@dataclass(frozen=True)
-class CheckedGoal:
-    """A trajectory checked against one model (Controller.check_trajectory), to install."""
-
-    checked: object                  # trajectory/validation.py's ValidatedTrajectory
-    model: Model
-    joint_names: tuple
