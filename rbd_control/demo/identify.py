@@ -49,7 +49,7 @@ MODELS = ("nominal", "identified", "exact")
 MIN_EXCITATION_RANGE = 0.1     # rad every joint moves in a recorded excitation
 CHECK_S, SEND_ATTEMPTS = 0.5, 6   # a trajectory must start moving within CHECK_S s
 # The controller's watchdog extrapolates the last state's stamp by the wall time since it came
-# (rbd_control/ros/controller/node.py, _control_time): a lockstep simulator starved of CPU for
+# (rbd_control/ros/controller/context.py, control_time): a lockstep simulator starved of CPU for
 # longer than state_timeout (0.1 s in the shipped config) trips it, and it drops the
 # trajectory. These runs are long; they ride out stalls of up to a second.
 STATE_TIMEOUT_S = 1.0

@@ -586,8 +586,9 @@ def coalesced_so_far(diagnostics):
 def test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coalesced(
         spawn_node, ros_node):
     # A node that falls behind answers the newest queued state and counts the ones it
-    # skipped (ros/intake.py): no state may go missing without being counted. 6000 states
-    # span 30 diagnostics periods and the node's garbage collections (15 s took 9 s longer)
+    # skipped (ros/controller/intake.py): no state may go missing without being counted.
+    # 6000 states span 30 diagnostics periods and the node's garbage collections (15 s took
+    # 9 s longer)
     duration = 6.0
     rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS, diagnostics_period=0.2)
     diagnostics = ros_node.collect(DiagnosticArray, '/diagnostics', 100)

@@ -75,7 +75,7 @@ def clock_loop(node, on_error):
     the node's main thread, which rebuilt its wait set from every entity of the node and made
     a timeout timer: 45 % of a core in rbd_controller, beside the state loop's 33 %, under
     the same GIL (rclcpp's TimeSource too runs /clock on a thread of its own by default:
-    NodeOptions::use_clock_thread). rclpy's TimeSource (node._time_source) made the
+    NodeOptions::use_clock_thread). rclpy's TimeSource (the Node's _time_source) made the
     subscription and keeps the one made here as its own: turning use_sim_time off destroys
     it, and the loop then ends.
     """

@@ -13,7 +13,8 @@ Behaviour (JTC jazzy, see README for the deviations):
   included), and the error_string gives the reason. JTC rejects such goals outright; a
   ROS 2 rejection carries no result, so here the client learns the reason;
 - tolerances from the goal, falling back to the parameters constraints.<joint>.trajectory /
-  .goal, constraints.goal_time, constraints.stopped_velocity_tolerance (control/tolerances.py),
+  .goal, constraints.goal_time, constraints.stopped_velocity_tolerance
+  (control/trajectory/tolerances.py),
   checked on every answered joint state; PATH_TOLERANCE_VIOLATED / GOAL_TOLERANCE_VIOLATED
   abort the goal and hold the measured position;
 - feedback (desired, actual, error) at action_monitor_rate of control time;
