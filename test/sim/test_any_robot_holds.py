@@ -56,7 +56,8 @@ def run_hold(urdf, joints, overrides):
     assert np.all(needed < 0.8 * model.effort_limit), "the pose must be holdable within limits"
     sim.reset(q0)
     arm = Controller(model, ControllerConfig(mode="gravity_compensation", joints=joints))
-    rest = Controller(model, ControllerConfig(mode="feedforward_pd", joints=others)) if others else None
+    rest = (Controller(model, ControllerConfig(mode="feedforward_pd", joints=others))
+            if others else None)
     start = np.array([q0[name] for name in joints])
     drift = 0.0
     for _ in range(int(round(DURATION / sim.timestep))):

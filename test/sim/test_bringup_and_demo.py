@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 
-
 def run(module, args, env, timeout):
     return subprocess.run(
         [sys.executable, "-m", module, *args],
@@ -50,13 +49,14 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
         assert heading in table, table
 
     # gravity compensation: every joint's drift (rad) in the table is below 1e-3
-    drift_rows = re.findall(r"^\s+(\w+)\s+([0-9.e+-]+)\s+[0-9.]+$", table.split("identification:")[0],
-                            flags=re.M)
+    drift_rows = re.findall(r"^\s+(\w+)\s+([0-9.e+-]+)\s+[0-9.]+$",
+                            table.split("identification:")[0], flags=re.M)
     assert len(drift_rows) == 6, table
     assert all(float(drift) < 1e-3 for _, drift in drift_rows), table
 
     # tracking: RMS over all joints, in mrad, for both modes
-    all_joints = re.search(r"all joints\s+\|\s+([0-9.]+)\s+([0-9.]+)\s+\|\s+([0-9.]+)\s+([0-9.]+)", table)
+    all_joints = re.search(
+        r"all joints\s+\|\s+([0-9.]+)\s+([0-9.]+)\s+\|\s+([0-9.]+)\s+([0-9.]+)", table)
     assert all_joints, table
     rms_computed_torque, rms_feedforward_pd = float(all_joints[1]), float(all_joints[3])
     assert rms_computed_torque < 2.0 and rms_feedforward_pd < 2.0, table
@@ -75,7 +75,8 @@ def test_demo_prints_the_summary_table_and_writes_the_plots(ros_env, tmp_path):
     drift = {name: float(rows[name][0]) for name in ("nominal", "identified")}
     rms = {name: float(rows[name][1]) for name in rows}
     assert drift["nominal"] > 0.1 and drift["identified"] < 1e-3, table
-    assert rms["identified"] <= 2 * rms["exact"] and 20 * rms["identified"] <= rms["nominal"], table
+    assert (rms["identified"] <= 2 * rms["exact"]
+            and 20 * rms["identified"] <= rms["nominal"]), table
     assert "before / after: drift" in table, table
     for name in ("identified.urdf", "friction.yaml", "payload.yaml", "plant.urdf",
                  "excitation.npz", "payload_excitation.npz"):

@@ -134,7 +134,8 @@ def test_real_time_obstacle_aborts_the_goal_and_the_arm_stops_within_200_ms(ros_
     q_hit = HOME.copy()
     q_hit[0] += 0.6
     direction = frame_jacobian(model, q_hit, "tool0")[3:, 0]
-    centre = frame_pose(model, q_hit, "tool0")[:3, 3] + 0.07 * direction / np.linalg.norm(direction)
+    centre = (frame_pose(model, q_hit, "tool0")[:3, 3]
+              + 0.07 * direction / np.linalg.norm(direction))
     states = ros_node.collect(JointState, "/joint_states", RELIABLE_DEEP)
     contact_state = ros_node.collect(DiagnosticStatus, "/rbd_controller/contact_state", LATCHED)
     commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 100)
@@ -164,7 +165,7 @@ def test_real_time_obstacle_aborts_the_goal_and_the_arm_stops_within_200_ms(ros_
     after = [s for s in states if stamp_of(s) >= detected]
     stopped = next(stamp_of(s) for s in after
                    if np.all(np.abs(np.asarray(s.velocity)[[list(s.name).index(j)
-                                                              for j in ARM_JOINTS]]) < 0.01))
+                                                            for j in ARM_JOINTS]]) < 0.01))
     print(f"\nreal time: collision detected at {detected:.3f} s (sim), "
           f"{response.result.error_string}; stopped {1e3 * (stopped - detected):.0f} ms later; "
           f"pan at {positions(after[-1], ARM_JOINTS)[0]:.3f} rad (box at ~{q_hit[0]:.2f})")

@@ -14,7 +14,9 @@ import pytest
 pytest.importorskip("dartpy", reason="the DART plant needs dartpy (pip install rbd_control[dart])")
 
 from by_path import load  # noqa: E402 (test/ is on sys.path: conftest.py)
-from rbd_control.control import Controller, ControllerConfig, JointTrajectory, TrajectoryPoint  # noqa: E402
+from rbd_control.control import (  # noqa: E402
+    Controller, ControllerConfig, JointTrajectory, TrajectoryPoint,
+)
 from rbd_control.dynamics.joint_map import JointMap  # noqa: E402
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints  # noqa: E402
 from rbd_control.description import default_arm_urdf  # noqa: E402

@@ -69,7 +69,8 @@ class Rig:
             JointState, f"/{SIM_NODE}/joint_disturbance", 10)
 
     def logs(self):
-        return "\n".join(f"--- {p.module} ---\n{p.log()[-3000:]}" for p in (self.sim, self.controller))
+        return "\n".join(f"--- {p.module} ---\n{p.log()[-3000:]}"
+                         for p in (self.sim, self.controller))
 
     def send(self, goal, feedback=None):
         future = self.client.send_goal_async(goal, feedback_callback=feedback)
@@ -109,8 +110,10 @@ def goal_to(joints, waypoints, *, goal_time=0.5, goal_tolerance=()):
                                      velocities=[0.0] * len(joints))
         point.time_from_start = Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)))
         goal.trajectory.points.append(point)
-    goal.goal_time_tolerance = Duration(sec=int(goal_time), nanosec=int(round((goal_time % 1) * 1e9)))
-    goal.goal_tolerance = [JointTolerance(name=name, position=value) for name, value in goal_tolerance]
+    goal.goal_time_tolerance = Duration(sec=int(goal_time),
+                                        nanosec=int(round((goal_time % 1) * 1e9)))
+    goal.goal_tolerance = [JointTolerance(name=name, position=value)
+                           for name, value in goal_tolerance]
     return goal
 
 
@@ -149,15 +152,17 @@ def test_goal_in_shuffled_joint_order_succeeds_within_goal_tolerance(rig):
     assert np.all(spacing >= 0.05 - 1e-6) and np.median(spacing) < 0.06
     assert stamps[0] - start < 0.2 and len(stamps) >= 0.5 * 1.5 * 20
     last = feedback[-1].feedback
-    np.testing.assert_allclose(np.asarray(last.desired.positions) - np.asarray(last.actual.positions),
-                               last.error.positions, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(last.desired.positions) - np.asarray(last.actual.positions),
+        last.error.positions, atol=1e-12)
     # ~/controller_state at state_publish_rate, reference = the goal's end after it
     rig.wait_sim_time(rig.sim_time() + 0.1)
     states = [s for s in rig.controller_state if stamp_of(s) > start]
     spacing = np.diff([stamp_of(s) for s in states])
     assert len(states) > 20 and np.all(spacing >= 0.02 - 1e-6) and np.median(spacing) < 0.025
     final = states[-1]
-    np.testing.assert_allclose(final.reference.positions, [target[j] for j in ARM_JOINTS], atol=1e-9)
+    np.testing.assert_allclose(final.reference.positions, [target[j] for j in ARM_JOINTS],
+                               atol=1e-9)
     np.testing.assert_allclose(final.reference.velocities, 0.0, atol=1e-9)
     assert len(final.output.effort) == len(ARM_JOINTS) and list(final.joint_names) == ARM_JOINTS
 

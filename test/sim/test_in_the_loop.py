@@ -74,7 +74,8 @@ def sim_parameters(urdf, joints, initial, *, lockstep, description_by_topic=Fals
     return parameters
 
 
-def controller_parameters(urdf, joints, mode, *, use_sim_time, description_by_topic=False, **extra):
+def controller_parameters(urdf, joints, mode, *, use_sim_time, description_by_topic=False,
+                          **extra):
     parameters = {
         "mode": mode,
         "joints": list(joints),
@@ -108,7 +109,7 @@ def pin_gravity(urdf: str, joints, q) -> np.ndarray:
     for name, value in zip(joints, q):
         joint = model.joints[model.getJointId(name)]
         if joint.nq == 2:  # continuous joint: Pinocchio stores (cos, sin)
-            q_pin[joint.idx_q : joint.idx_q + 2] = np.cos(value), np.sin(value)
+            q_pin[joint.idx_q:joint.idx_q + 2] = np.cos(value), np.sin(value)
         else:
             q_pin[joint.idx_q] = value
     g = pin.computeGeneralizedGravity(model, model.createData(), q_pin)
@@ -122,7 +123,8 @@ def wait_for_commands(ros_node, commands, count, processes):
         dead = [p for p in processes if not p.alive()]
         if dead or time.monotonic() > end:
             logs = "\n".join(f"--- {p.module} ---\n{p.log()[-3000:]}" for p in processes)
-            pytest.fail(f"{len(commands)} of {count} messages, dead: {[p.module for p in dead]}\n{logs}")
+            pytest.fail(f"{len(commands)} of {count} messages, "
+                        f"dead: {[p.module for p in dead]}\n{logs}")
         ros_node.spin_for(0.01)
 
 
@@ -135,7 +137,8 @@ def start_loop(ros_node, spawn_node, states, sim_params, controller_params):
     waiting for it here means the observer is in place before the loop starts.
     """
     sim = spawn_node(SIM, sim_params, node_name=SIM_NODE)
-    ros_node.wait_for(lambda: len(states) > 0 or not sim.alive(), STARTUP_S, "the simulator's first state")
+    ros_node.wait_for(lambda: len(states) > 0 or not sim.alive(), STARTUP_S,
+                      "the simulator's first state")
     assert sim.alive(), sim.log()
     return sim, spawn_node(CONTROLLER, controller_params)
 
@@ -169,7 +172,8 @@ def test_computed_torque_tracks_a_trajectory_through_the_workspace(ros_node, spa
     states = ros_node.collect(JointState, "/joint_states", 2000)
     desired = ros_node.collect(JointState, "/rbd_controller/desired", 2000)
     commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 100)
-    trajectory_pub = ros_node.node.create_publisher(JointTrajectory, "/rbd_controller/joint_trajectory", 10)
+    trajectory_pub = ros_node.node.create_publisher(
+        JointTrajectory, "/rbd_controller/joint_trajectory", 10)
     sim, controller = start_loop(
         ros_node, spawn_node, states,
         sim_parameters(urdf, ARM_JOINTS, home, lockstep=True),
@@ -181,11 +185,13 @@ def test_computed_torque_tracks_a_trajectory_through_the_workspace(ros_node, spa
     sent_at = stamp_of(states[-1])
     trajectory_pub.publish(joint_trajectory_msg(ARM_JOINTS, waypoints))
     end = sent_at + waypoints[-1][0] + 0.5
-    ros_node.wait_for(lambda: desired and stamp_of(desired[-1]) >= end, 180.0, "the trajectory to end")
+    ros_node.wait_for(lambda: desired and stamp_of(desired[-1]) >= end, 180.0,
+                      "the trajectory to end")
 
     actual_by_stamp = {stamp_of(s): positions(s, ARM_JOINTS) for s in states}
     paired_stamps = {
-        stamp_of(d) for d in desired if sent_at <= stamp_of(d) <= end and stamp_of(d) in actual_by_stamp
+        stamp_of(d) for d in desired
+        if sent_at <= stamp_of(d) <= end and stamp_of(d) in actual_by_stamp
     }
     pairs = [
         (positions(d, ARM_JOINTS), actual_by_stamp[stamp_of(d)])
@@ -273,7 +279,8 @@ def test_controller_recovers_when_the_simulator_restarts(ros_node, spawn_node):
     # This process must have discovered the new simulator too before it can measure it
     # (discovery of a late participant can take a few seconds; the controller's may be quicker).
     del states[:]
-    ros_node.wait_for(lambda: len(states) >= 10, 30.0, "joint states of the restarted simulator here")
+    ros_node.wait_for(lambda: len(states) >= 10, 30.0,
+                      "joint states of the restarted simulator here")
     del states[:], answered[:]
     ros_node.spin_for(2.0)
     assert second.alive() and controller.alive()
@@ -302,12 +309,14 @@ def test_a_new_robot_description_is_picked_up_by_both_nodes(ros_node, spawn_node
         ),
     )
     wait_for_commands(ros_node, answered, 50, [sim, controller])
-    assert np.abs(pin_gravity(ur10, UR_JOINTS, UR_HOME) - pin_gravity(ur5, UR_JOINTS, UR_HOME)).max() > 10.0
+    assert np.abs(pin_gravity(ur10, UR_JOINTS, UR_HOME)
+                  - pin_gravity(ur5, UR_JOINTS, UR_HOME)).max() > 10.0
     assert commands_are_gravity_of(ur5, answered[-20:])
 
     description_pub.publish(String(data=ur10))
     ros_node.wait_for(
-        lambda: commands_are_gravity_of(ur10, answered[-20:]), 30.0, "the controller to use the UR10"
+        lambda: commands_are_gravity_of(ur10, answered[-20:]), 30.0,
+        "the controller to use the UR10"
     )
     # The simulator swaps its physics on its own: measure from when both have swapped (a
     # state taken between the two swaps saw mismatched gravity, and the velocity it picked
@@ -322,7 +331,8 @@ def test_a_new_robot_description_is_picked_up_by_both_nodes(ros_node, spawn_node
         lambda: stamp_of(states[-1]) >= switched_at + 1.0, 60.0, "1 s of sim time on the UR10"
     )
     velocities = np.array([s.velocity for s in states if stamp_of(s) >= switched_at])
-    assert np.ptp(velocities, axis=0).max() < 1e-2, "the simulated arm accelerates under UR10 gravity"
+    assert np.ptp(velocities, axis=0).max() < 1e-2, \
+        "the simulated arm accelerates under UR10 gravity"
 
 
 def commands_are_gravity_of(urdf, answered) -> bool:
@@ -330,6 +340,7 @@ def commands_are_gravity_of(urdf, answered) -> bool:
     if len(answered) < 20:
         return False
     return all(
-        np.abs(np.asarray(msg.effort) - pin_gravity(urdf, UR_JOINTS, positions(msg, UR_JOINTS))).max() < 1e-6
+        np.abs(np.asarray(msg.effort)
+               - pin_gravity(urdf, UR_JOINTS, positions(msg, UR_JOINTS))).max() < 1e-6
         for msg in answered
     )

@@ -87,7 +87,8 @@ def test_gravity_matches_the_urdf_convention(robot_urdf):
 
 
 def test_urdf_damping_and_friction_are_switchable(robot_urdf):
-    urdf = robot_urdf("panda_description/urdf/panda.urdf")  # <dynamics damping="1" friction="0"/>...
+    # panda.urdf's joints carry <dynamics damping="0.003" friction="0.0" .../>
+    urdf = robot_urdf("panda_description/urdf/panda.urdf")
     names = _joint_names(_pin_model(urdf))
     damped = build_mujoco_model(urdf, joint_damping=True)
     rigid = build_mujoco_model(urdf, joint_damping=False)
@@ -97,11 +98,13 @@ def test_urdf_damping_and_friction_are_switchable(robot_urdf):
 
 
 TWO_LINK = """<robot name="two_link">
-  <link name="base"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="base"><inertial><mass value="1"/>
+    <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
   <link name="arm"><inertial><origin xyz="0.1 0 0" rpy="0.3 0.2 0.1"/><mass value="2"/>
     <inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0.001" ixz="0" iyz="0.002"/></inertial></link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
-    <limit lower="-2" upper="2" effort="50" velocity="3"/><dynamics damping="0.7" friction="0.3"/></joint>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="50" velocity="3"/>
+    <dynamics damping="0.7" friction="0.3"/></joint>
 </robot>"""
 
 
@@ -209,7 +212,8 @@ def test_bad_descriptions_raise_the_loaders_model_error(bad, reason):
 def test_a_robot_too_large_for_mujoco_is_refused_quickly_by_count():
     chain = "".join(
         f"<link name='l{k}'>{BOX}</link><joint name='j{k}' type='revolute'><parent "
-        f"link='l{k - 1}'/><child link='l{k}'/><axis xyz='0 1 0'/></joint>" for k in range(1, 1001))
+        f"link='l{k - 1}'/><child link='l{k}'/><axis xyz='0 1 0'/></joint>"
+        for k in range(1, 1001))
     with pytest.raises(ModelError, match="1000 moving joints"):
         build_mujoco_model(f"<robot name='long'><link name='l0'/>{chain}</robot>")
 
@@ -225,7 +229,8 @@ def test_a_massless_moving_link_gets_a_bound_mass_and_is_reported():
 def test_a_floating_base_joint_is_welded_like_the_loader_does():
     urdf = ARM.format(inertial=BOX, type="revolute", extra="").replace(
         "<link name='a'/>", "<link name='world'/><link name='a'>" + BOX.replace("0.1 0 0", "0 0 0")
-        + "</link><joint name='free' type='floating'><parent link='world'/><child link='a'/></joint>")
+        + "</link><joint name='free' type='floating'><parent link='world'/>"
+        "<child link='a'/></joint>")
     plant = build_mujoco_plant(urdf)
     assert plant.model.nv == 1 and joint_index(plant.model).names == ("j",)
 
@@ -235,8 +240,8 @@ def test_a_floating_base_joint_is_welded_like_the_loader_does():
     "allegro_hand_description/urdf/allegro_right_hand.urdf",
     "hyq_description/robots/hyq_no_sensors.urdf",
 ])
-def test_inertias_mujoco_refuses_are_balanced_reported_and_gravity_is_unchanged(robot_urdf,
-                                                                              relative):
+def test_inertias_mujoco_refuses_are_balanced_reported_and_gravity_is_unchanged(
+        robot_urdf, relative):
     urdf = robot_urdf(relative)
     model = load_urdf(urdf)
     plant = build_mujoco_plant(urdf, joint_damping=False)

@@ -86,7 +86,8 @@ def check_hold(ros_node, bringup, states, engine, mode):
     model = load_urdf(default_arm_urdf())
     order = [JOINTS.index(j) for j in model.joint_names]
     knock = crba(model, HOME[order]) @ np.ones(len(order))
-    disturbance = ros_node.node.create_publisher(JointState, "/rbd_mujoco_sim/joint_disturbance", 10)
+    disturbance = ros_node.node.create_publisher(
+        JointState, "/rbd_mujoco_sim/joint_disturbance", 10)
     ros_node.wait_for_subscribers(disturbance)
     # A knock the simulator's executor takes only together with its release (both queued
     # while it was busy) lasts no time and the arm never moves (seen once in CI): then again.

@@ -1,4 +1,5 @@
-"""The ROS-free Simulator: command semantics, time, state, and physics that agree with Pinocchio."""
+"""The ROS-free Simulator: command semantics, time, state, and physics that agree with
+Pinocchio."""
 from __future__ import annotations
 
 import numpy as np

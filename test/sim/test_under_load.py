@@ -61,7 +61,8 @@ def test_real_time_loop_holds_the_arm_under_load_and_across_a_simulator_restart(
     commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 1000)
     # on wall time, as on hardware: the controller measures how late each state is from
     # when it was published (max_state_age; its stamps are the simulator's sim time)
-    controller_params = controller_parameters(urdf, ARM_JOINTS, "feedforward_pd", use_sim_time=False)
+    controller_params = controller_parameters(urdf, ARM_JOINTS, "feedforward_pd",
+                                              use_sim_time=False)
     first, controller = start_loop(
         ros_node, spawn_node, states, sim_parameters(urdf, ARM_JOINTS, home, lockstep=False),
         controller_params)
@@ -82,5 +83,6 @@ def test_real_time_loop_holds_the_arm_under_load_and_across_a_simulator_restart(
     ros_node.spin_for(2.0)
     assert second.alive() and controller.alive()
     second_drift = check_held(states, commands, held, limit, "restarted simulator")
-    print(f"largest excursion: {first_drift:.2e} rad before, {second_drift:.2e} rad after the restart"
+    print(f"largest excursion: {first_drift:.2e} rad before, "
+          f"{second_drift:.2e} rad after the restart"
           f" (states seen {len(states)}, commands {len(commands)})")
