@@ -56,7 +56,8 @@ def test_choices_are_defined_once():
 
 def test_controller_config_defaults_come_from_the_table():
     config = ControllerConfig()
-    for name in ("mode", "state_timeout", "effort_scale", "safe_action", "allow_partial_joints_goal"):
+    for name in ("mode", "state_timeout", "effort_scale", "safe_action",
+                 "allow_partial_joints_goal"):
         assert getattr(config, name) == TABLE.default(name), name
 
 
