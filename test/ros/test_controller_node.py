@@ -280,7 +280,8 @@ def test_invalid_parameter_is_refused_with_a_reason(spawn_node, ros_node, name, 
         assert after == before
     # still controlling with the same configuration
     oracle = core('feedforward_pd')
-    msg = shuffled_state(np.random.default_rng(8), ALL_JOINTS, *random_state(np.random.default_rng(9)))
+    msg = shuffled_state(np.random.default_rng(8), ALL_JOINTS,
+                         *random_state(np.random.default_rng(9)))
     expected = oracle.update(0.0, msg.name, msg.position, msg.velocity).tau
     assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
 
@@ -534,8 +535,10 @@ def two_joint_urdf():
     joint = ('<joint name="{0}" type="revolute"><parent link="{1}"/><child link="{2}"/>'
              '<origin xyz="{3} 0 0"/><axis xyz="0 1 0"/>'
              '<limit lower="-3" upper="3" effort="80" velocity="2"/></joint>')
-    return ('<robot name="pendulum"><link name="base"/>' + link.format('upper') + link.format('lower')
-            + joint.format('hip', 'base', 'upper', 0.0) + joint.format('knee', 'upper', 'lower', 0.4)
+    return ('<robot name="pendulum"><link name="base"/>'
+            + link.format('upper') + link.format('lower')
+            + joint.format('hip', 'base', 'upper', 0.0)
+            + joint.format('knee', 'upper', 'lower', 0.4)
             + '</robot>')
 
 
@@ -623,7 +626,8 @@ def test_every_state_of_a_1khz_stream_from_another_process_is_answered_or_coales
             quiet_since, count = time.monotonic(), len(rig.commands)
     answered = len(rig.commands) - before
     coalesced = coalesced_so_far(fresh_diagnostics(ros_node, diagnostics)) - coalesced_before
-    assert answered + coalesced == sent, f'{sent} states, {answered} commands, {coalesced} coalesced'
+    assert answered + coalesced == sent, \
+        f'{sent} states, {answered} commands, {coalesced} coalesced'
     print(f'{answered} of {sent} answered, {coalesced} coalesced')
     assert 'joint state ignored' not in rig.process.log()
     assert all(finite(c.data) for c in rig.commands[::97])
@@ -673,7 +677,8 @@ def test_a_description_the_controller_cannot_use_is_refused_not_reported_as_set(
     assert not results['robot_description'].successful
     assert 'elbow' in results['robot_description'].reason, results['robot_description'].reason
     assert get_parameters(ros_node, NODE, ['robot_description'])['robot_description'] == URDF
-    msg = shuffled_state(np.random.default_rng(12), ALL_JOINTS, *random_state(np.random.default_rng(13)))
+    msg = shuffled_state(np.random.default_rng(12), ALL_JOINTS,
+                         *random_state(np.random.default_rng(13)))
     expected = core('gravity_compensation', joints=ALL_JOINTS).update(
         0.0, msg.name, msg.position, msg.velocity).tau
     assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
