@@ -185,6 +185,9 @@ CONTROLLER_PARAMETERS = ParameterTable([
               low=0.0, high=MAX_GAIN),
     Parameter("allow_partial_joints_goal", "bool", False,
               "Accept trajectories that name only some of the joints."),
+    Parameter("ignore_unknown_joints", "bool", True,
+              "Skip joint-state names the robot model does not have (a gripper's fingers in "
+              "/joint_states); false refuses such a state, naming the joints."),
     Parameter("fixed_positions", "string_array", None,
               "Positions of model joints that are neither commanded nor in joint_states, as "
               "'joint=value' (rad or m); the others of those use 0. Warned once.",
