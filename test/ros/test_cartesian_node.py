@@ -125,3 +125,42 @@ def test_mode_switches_at_runtime_and_needs_an_ee_link(spawn_node, ros_node):
     results = set_parameters(ros_node, NODE, {'mode': 'cartesian_impedance'})
     assert not results['mode'].successful
     assert 'ee_link' in results['mode'].reason
+
+
+def test_what_the_loop_design_softens_is_logged_and_on_diagnostics(spawn_node, ros_node):
+    """A task stiffness beyond the loop's design bandwidth is said once at start (requested
+    -> applied) and again when a payload moves it; /diagnostics carries both values."""
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    stiffness = [800.0, 800.0, 800.0, 30.0, 30.0, 30.0]
+    diagnostics = ros_node.collect(DiagnosticArray, '/diagnostics', 100)
+    rig = start(spawn_node, ros_node, mode='cartesian_impedance', ee_link=EE,
+                cartesian_stiffness=stiffness, diagnostics_period=0.2)
+    expected = core('cartesian_impedance', joints=ALL_JOINTS, ee_link=EE,
+                    cartesian_stiffness=stiffness).softened
+    x = next(s for s in expected if s.name == 'cartesian_stiffness[x]')
+    assert x.requested == 800.0 and x.applied < 0.9 * x.requested   # softened, by the design
+    rig.process.wait_for_log(f'the loop design softens {x}', timeout=20)
+
+    def applied():
+        for array in list(diagnostics):
+            for status in array.status:
+                values = {kv.key: kv.value for kv in status.values}
+                if 'cartesian_stiffness[x] applied' in values:
+                    return values
+        return None
+
+    ros_node.wait_for(applied, 20, 'the softened stiffness on /diagnostics')
+    values = applied()
+    assert float(values['cartesian_stiffness[x] applied']) == float(f'{x.applied:.4g}')
+    assert float(values['cartesian_stiffness[x] requested']) == 800.0
+    # a payload at the tool changes the inertia the design bounds: said again, once
+    results = set_parameters(ros_node, NODE, {'payload.link': EE, 'payload.mass': 1.5})
+    assert all(r.successful for r in results.values()), results
+    carrying = core('cartesian_impedance', joints=ALL_JOINTS, ee_link=EE,
+                    cartesian_stiffness=stiffness)
+    carrying.set_payload(EE, 1.5)
+    x_carrying = next(s for s in carrying.softened if s.name == 'cartesian_stiffness[x]')
+    assert x_carrying != x
+    rig.process.wait_for_log(f'the loop design softens {x_carrying}', timeout=20)
+    assert rig.process.log().count('the loop design softens') == 2

@@ -14,11 +14,18 @@ from rclpy.clock import Clock, ClockType
 TOPIC = '/diagnostics'
 
 
-def status_msg(report, name, hardware_id=''):
-    """A HealthReport as one DiagnosticStatus."""
+def status_msg(report, name, hardware_id='', values=()):
+    """A HealthReport as one DiagnosticStatus, with further (key, text) `values`."""
     return DiagnosticStatus(
         level=bytes([report.level]), name=name, message=report.message, hardware_id=hardware_id,
-        values=[KeyValue(key=key, value=text) for key, text in report.values])
+        values=[KeyValue(key=key, value=text) for key, text in (*report.values, *values)])
+
+
+def softened_values(softened):
+    """(key, text) pairs of what the loop design softens (Controller.softened): the value
+    applied and the one asked for, e.g. 'cartesian_stiffness[x] applied' '612.2'."""
+    return [pair for s in softened for pair in ((f'{s.name} applied', f'{s.applied:.4g}'),
+                                                (f'{s.name} requested', f'{s.requested:.4g}'))]
 
 
 class DiagnosticsPublisher:
@@ -37,7 +44,7 @@ class DiagnosticsPublisher:
 
     def _publish(self):
         try:
-            report, hardware_id = self._report()
+            report, hardware_id, values = self._report()
             extra = [] if self._extra is None else self._extra()
         except Exception as error:     # diagnostics must never take the node down
             self._node.get_logger().error(f'diagnostics failed: {type(error).__name__}: {error}',
@@ -45,15 +52,16 @@ class DiagnosticsPublisher:
             return
         msg = DiagnosticArray()
         msg.header.stamp = self._node.get_clock().now().to_msg()
-        msg.status = [status_msg(report, self._name, hardware_id), *extra]
+        msg.status = [status_msg(report, self._name, hardware_id, values), *extra]
         self._publisher.publish(msg)
 
     def _report(self):
-        """(HealthReport, the robot's name)."""
+        """(HealthReport, the robot's name, further (key, text) values)."""
         context = self._context
         controller = context.controller
         guard = controller.age_guard if controller is not None else None
         name = controller.model.name if controller is not None else ''
         oscillation = controller.oscillation if controller is not None else None
+        softened = softened_values(controller.softened) if controller is not None else []
         return context.health.report(time.monotonic(), context.model_warnings, guard,
-                                     oscillation), name
+                                     oscillation), name, softened

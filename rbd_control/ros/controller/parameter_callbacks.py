@@ -11,6 +11,7 @@ from rclpy.parameter import Parameter
 from rcl_interfaces.msg import SetParametersResult
 
 from rbd_control.control.config import contact_from_parameters
+from rbd_control.control.laws.loop_design import describe_softened
 from rbd_control.control.model.source import ModelRefused
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
 from rbd_control.ros.controller.cartesian import mode_refusal
@@ -31,6 +32,7 @@ class ParameterCallbacks:
         self._use_model = use_model
         self._filled = set()            # gain parameters showing a model-derived default
         self._filling = False           # the node itself is setting those
+        self._softened = ()             # what the loop design softened, as last reported
 
     def validate(self, parameters):
         """Refuse a set with the reasons, or accept it; a new description or gravity is
@@ -105,6 +107,21 @@ class ParameterCallbacks:
             if any(name.startswith('payload.') for name in names):
                 self.show_derived_gains()     # a payload moves the default gains
 
+    def _report_softened(self, controller):
+        """Requested -> applied, once per change (Controller.softened: the Cartesian task and
+        nullspace stiffness the loop design bounds): a warning while cartesian_impedance runs,
+        where it acts, else information."""
+        softened = controller.softened
+        if softened == self._softened:
+            return
+        logger = self._context.logger
+        if softened:
+            log = logger.warning if controller.mode == 'cartesian_impedance' else logger.info
+            log(describe_softened(softened))
+        elif self._softened:
+            logger.info('the loop design softens nothing that was asked')
+        self._softened = softened
+
     def gain_values(self, joints, names=None):
         """{kp: {joint: value}, ...} of the gain parameters of `joints` that have a value
         (only those in `names`, when given)."""
@@ -140,8 +157,10 @@ class ParameterCallbacks:
 
     def show_derived_gains(self):
         """Show the gains the core derived (no value given, or one shown before) as the
-        gains.<joint>.* parameters' values, in one set."""
+        gains.<joint>.* parameters' values, in one set; and say what the loop design softens
+        of what was asked, whenever that changes (a model, a payload)."""
         controller = self._context.controller
+        self._report_softened(controller)
         fill = []
         for field, core in GAIN_FIELDS.items():
             for joint, gain in zip(controller.joint_names, getattr(controller.gains, core)):
