@@ -32,7 +32,7 @@ class MomentumObserver:
         """gain: K_O in 1/s (checked by ContactConfig); max_gap: seconds between states
         beyond which the integral restarts (a stale gap), r carried over."""
         self.model = model
-        self.gain = float(gain)
+        self._gain = float(gain)
         self.max_gap = float(max_gap)
         n = model.nq
         self._terms = np.empty((3, n))            # p, C^T qd, g (dynamics.momentum_terms)
@@ -40,6 +40,21 @@ class MomentumObserver:
         self.r = np.zeros(n)                       # the residual, N m (N)
         self._baseline = np.zeros(n)               # s = p(0) + integral
         self._last = None                          # time of the last state
+
+    @property
+    def gain(self) -> float:
+        """K_O in 1/s."""
+        return self._gain
+
+    @gain.setter
+    def gain(self, gain: float):
+        """A new K_O from the next state on, r unchanged: with r = K_O (p - s), keeping the
+        baseline would scale r by K_new / K_old at once (a step a detector takes for a
+        collision); the baseline moves instead so that p - s = r / K_new at the last state."""
+        gain = float(gain)
+        # s_new = p - r / K_new = s_old + r / K_old - r / K_new (r is 0 before a first state)
+        self._baseline += self.r * (1.0 / self._gain - 1.0 / gain)
+        self._gain = gain
 
     @property
     def gravity(self) -> np.ndarray:
