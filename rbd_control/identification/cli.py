@@ -2,6 +2,11 @@
 
     rbd_identify --recording excitation.npz --urdf robot.urdf --output identified/
     rbd_identify --recording bag_dir/ --urdf robot.urdf --payload-link tool0 --output payload/
+    rbd_identify --recording arm_only.npz --urdf panda.urdf --fixed panda_finger_joint1=0.02
+
+Joints of the URDF that the recording lacks (a gripper's) are held: welded at --fixed's value,
+else at the value a bag's other source recorded, else at the URDF zero (held_joints.py); the
+command says which, once, and identified.urdf keeps them fixed there.
 
 Writes identified.urdf, friction.yaml (rbd_controller parameters), payload.yaml (with
 --payload-link), report.txt, held_back_torques.png (measured vs predicted on the last
@@ -20,6 +25,8 @@ from rbd_control.dynamics import RbdError, load_urdf
 from rbd_control.dynamics.friction import DEFAULT_EPSILON
 from rbd_control.identification.filtering import DEFAULT_CUTOFF_HZ, filtered_states
 from rbd_control.identification.fit import fit
+from rbd_control.identification.held_joints import (describe, held_positions, parse_fixed,
+                                                    weld_joints)
 from rbd_control.identification.recording import JOINT_STATES_TOPIC, read_recording
 from rbd_control.identification.result import (CONFIDENCE_BLOCKS, relative_rms,
                                                sliding_relative_rms, worst_block_relative_rms)
@@ -69,6 +76,10 @@ def parse_args(argv):
     parser.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
                         help="Coulomb friction smoothing velocity, rad/s")
     parser.add_argument("--topic", default=JOINT_STATES_TOPIC, help="JointState topic in a bag")
+    parser.add_argument("--fixed", action="append", default=[], metavar="NAME=VALUE",
+                        help="hold a joint the recording lacks at VALUE (rad or m), welded; "
+                             "repeat per joint. Unnamed missing joints are held at the value a "
+                             "bag's other source recorded, else at the URDF zero")
     return parser.parse_args(argv)
 
 
@@ -101,11 +112,16 @@ def run(args, progress=None) -> int:
         urdf = default_arm_urdf()
     else:
         urdf = args.urdf.read_text()
+    fixed = parse_fixed(args.fixed)
+    read = read_recording(args.recording, args.topic)
+    held = held_positions(load_urdf(urdf), read.joints, fixed, read.other_positions)
+    held_line = describe(held, fixed, read.other_positions) if held else None
+    urdf = weld_joints(urdf, held)
     model = load_urdf(urdf)
     if args.payload_link is not None and args.payload_link not in model.link_body:
         raise RbdError(f"--payload-link {args.payload_link!r} is not a link of robot "
                        f"{model.name!r}")
-    recording = read_recording(args.recording, args.topic).in_order(model.joint_names)
+    recording = read.in_order(model.joint_names)
     nyquist = 0.5 / np.median(np.diff(recording.t))
     if not args.cutoff < nyquist:
         raise RbdError(f"--cutoff {args.cutoff} Hz is not below the recording's Nyquist "
@@ -121,7 +137,7 @@ def run(args, progress=None) -> int:
                _write(args.output / "friction.yaml", result.friction_yaml(NODE_NAME))]
     if result.payload is not None:
         written.append(_write(args.output / "payload.yaml", payload_yaml(result.payload)))
-    report = report_text(args, model, recording, result, tau, predicted, qd)
+    report = report_text(args, model, recording, result, tau, predicted, qd, held_line)
     written.append(_write(args.output / "report.txt", report))
     plot = plot_held_back(args.output / "held_back_torques.png", model.joint_names, t, tau,
                           predicted)
@@ -151,7 +167,7 @@ def payload_yaml(payload, node_name=NODE_NAME) -> str:
         f"    payload.inertia: [{', '.join(repr(float(v)) for v in values)}]", ""])
 
 
-def report_text(args, model, recording, result, tau, predicted, qd) -> str:
+def report_text(args, model, recording, result, tau, predicted, qd, held_line=None) -> str:
     slid = sliding_relative_rms(tau, predicted, qd, result.friction.epsilon)
     every = relative_rms(tau, predicted)
     worst = worst_block_relative_rms(tau, predicted)
@@ -160,6 +176,7 @@ def report_text(args, model, recording, result, tau, predicted, qd) -> str:
         f"rbd_identify: {model.name}, {model.nq} joints",
         f"recording {args.recording}: {len(recording.t)} samples over "
         f"{recording.t[-1] - recording.t[0]:.1f} s; the last {args.holdout:.0%} held back",
+    ] + ([held_line + " (identified.urdf keeps them fixed there)"] if held_line else []) + [
         f"filter: Butterworth filtfilt, cut-off {args.cutoff} Hz; friction epsilon "
         f"{result.friction.epsilon} rad/s",
         result.base.describe(),

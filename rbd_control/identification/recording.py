@@ -5,10 +5,14 @@ there are any), by joint name.
         *.npz with t, q, tau, joints (and qd): what rbd_bringup --excite writes;
         *.npz of the demo (joints, <run>_t, <run>_actual, <run>_effort): every run, in time order;
         a rosbag2 directory (or its .db3/.mcap) of sensor_msgs/JointState, read with `rosbags`.
+        A bag whose topic carries two sources (an arm's and a gripper's states, each naming
+        its own joints) gives the source with the most samples carrying positions and
+        efforts; the other sources' joints come as `other_positions`, their median recorded
+        positions, at which rbd_identify holds them (held_joints.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -30,6 +34,8 @@ class Recording:
     q: np.ndarray                  # (N, len(joints))
     tau: np.ndarray
     qd: Optional[np.ndarray] = None
+    # joints another source of the bag recorded (a gripper's): median position, not fitted
+    other_positions: dict = field(default_factory=dict)
 
     def in_order(self, joint_names) -> "Recording":
         """The columns of joint_names, in that order (the model's)."""
@@ -121,9 +127,13 @@ def _read_bag(path, topic):
             rows.append(msg)
     if not rows:
         raise InputError(f"{bag}: {topic} has no messages")
-    joints = tuple(rows[0].name)
-    keep = [m for m in rows if tuple(m.name) == joints and len(m.effort) == len(joints)
-            and len(m.position) == len(joints)]
+    sources = {}                        # one per name list: an arm's, a gripper's ...
+    for m in rows:
+        sources.setdefault(tuple(m.name), []).append(m)
+    complete = {joints: [m for m in msgs if len(m.effort) == len(joints)
+                         and len(m.position) == len(joints)]
+                for joints, msgs in sources.items()}
+    joints, keep = max(complete.items(), key=lambda item: len(item[1]))
     if not keep:
         raise InputError(f"{bag}: no JointState on {topic} carries positions and efforts")
     t = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in keep])
@@ -131,7 +141,18 @@ def _read_bag(path, topic):
     tau = np.array([m.effort for m in keep], dtype=float)
     with_velocity = all(len(m.velocity) == len(joints) for m in keep)
     qd = np.array([m.velocity for m in keep], dtype=float) if with_velocity else None
-    return Recording(joints, t, q, tau, qd)
+    return Recording(joints, t, q, tau, qd, _other_positions(sources, joints))
+
+
+def _other_positions(sources, main):
+    """{joint: median recorded position} of the joints only the other sources name."""
+    out = {}
+    for joints, msgs in sources.items():
+        for i, joint in enumerate(joints):
+            values = [m.position[i] for m in msgs if len(m.position) == len(joints)]
+            if joint not in main and joint not in out and values:
+                out[joint] = float(np.median(values))
+    return out
 
 
 def _checked(recording):
@@ -157,7 +178,7 @@ def _sorted(recording):
     unique = np.concatenate(([True], np.diff(t) > 0))
     pick = lambda x: None if x is None else np.asarray(x, float)[order][unique]  # noqa: E731
     out = Recording(recording.joints, t[unique], pick(recording.q), pick(recording.tau),
-                    pick(recording.qd))
+                    pick(recording.qd), recording.other_positions)
     arrays = [out.t, out.q, out.tau] + ([] if out.qd is None else [out.qd])
     if not all(np.all(np.isfinite(x)) for x in arrays):
         raise InputError("the recording contains NaN or inf samples")
