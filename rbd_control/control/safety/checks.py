@@ -82,7 +82,8 @@ class StateMapper:
         """Measured joint efforts in `names` order -> model order (StateError if absent or
         bad; the fill joints get the fill values, which no caller reads as an effort)."""
         if effort is None or len(effort) == 0:
-            raise StateError("contact.use_measured_effort: the joint state has no efforts")
+            raise StateError("contact.use_measured_effort: the joint state has no efforts "
+                             "(its effort field is empty)")
         try:
             return self.map(names, effort, effort)[0]
         except StateError as exc:

@@ -232,9 +232,12 @@ class ControllerNode(Node):
                 return
             if command is not None:
                 context.health.watchdog_tripped()
-                context.warnings.warn('watchdog', f'no joint state for over state_timeout '
-                                      f'({self._value("state_timeout"):g} s): trajectory '
-                                      f'aborted, safe action {self._value("safe_action")!r}')
+                refusal = self._states.refusal    # states arrive, but each one is refused
+                timeout = f'over state_timeout ({self._value("state_timeout"):g} s)'
+                missing = (f'every joint state refused for {timeout}, the last: {refusal};'
+                           if refusal else f'no joint state for {timeout}:')
+                context.warnings.warn('watchdog', f'{missing} trajectory aborted, safe action '
+                                      f'{self._value("safe_action")!r}')
                 self._states.publish(command)
 
     def _keepalive_failed(self, error):

@@ -38,6 +38,10 @@ class StatePath:
         self._tuning, self._cartesian, self._contact, self._action = (
             tuning, cartesian, contact, action)
         self.seen = False          # the watchdog guards a stream that has started
+        # why the last state was refused, '' once a state is answered: the watchdog says it
+        # instead of "no joint state" while refused states keep arriving (written here, read
+        # on the executor's thread: one str assignment)
+        self.refusal = ''
         self._guard_events = (0, 0)   # age-guard episodes and overloads already logged
         self._clock = node.get_clock()
         self._logger = node.get_logger()
@@ -94,12 +98,14 @@ class StatePath:
         except StateError as error:
             context.health.rejected_state()
             context.warnings.warn('state_ignored', f'joint state ignored: {error}')
+            self.refusal = str(error)
             return
         except Exception as error:  # a control node that dies drops the arm
             self.error('controller_failed',
                        f'controller failed on a joint state: {type(error).__name__}: {error}')
             return
         self.seen = True
+        self.refusal = ''
         arrival = time.monotonic()
         # one tuple: the executor's thread reads it (context.control_time) while this one writes
         context.anchor = (now, arrival)
