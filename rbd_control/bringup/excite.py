@@ -4,7 +4,10 @@ record /joint_states for rbd_identify.
 The trajectory is identification.excitation_trajectory for the robot description (finite
 Fourier series within the URDF limits, optimised for the condition number), preceded by a
 LEAD_IN_S move from wherever the arm is to its start, sent to rbd_controller as one
-JointTrajectory. Every /joint_states message (position, velocity; effort from the next
+JointTrajectory. SECONDS is any duration of at least one period (EXCITATION_PERIOD_S): it is
+split into as many whole periods of at least that length as fit, each stretched so that they
+fill SECONDS exactly (excitation_period): the series repeats, and ends at rest, only after
+a whole period. Every /joint_states message (position, velocity; effort from the next
 message, see JointStateRecorder.recording) until it has ended goes to FILE (.npz: joints, t,
 q, qd, tau), which `rbd_identify --recording FILE` reads.
 """
@@ -14,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_control.dynamics import load_urdf
+from rbd_control.bringup.arguments import EXCITATION_PERIOD_S
+from rbd_control.dynamics import InputError, load_urdf
 from rbd_control.identification import excitation_trajectory
 from rbd_control.identification.recording import Recording
 from rbd_control.ros.conversions import joint_trajectory_msg, seconds
@@ -62,14 +66,24 @@ class JointStateRecorder:
                          qd)
 
 
+def excitation_period(duration: float) -> float:
+    """The period that fills `duration` s with whole periods of at least EXCITATION_PERIOD_S:
+    15 -> one of 15 s, 25 -> two of 12.5 s, 30 -> three of 10 s."""
+    periods = max(1, int(np.floor(duration / EXCITATION_PERIOD_S + 1e-9)))
+    return duration / periods
+
+
 def excitation_msg(urdf, duration, joints=None, iterations=OPTIMISER_ITERATIONS):
-    """(JointTrajectory message, its length in s) for the robot in `urdf`."""
+    """(JointTrajectory message, its length in s) for the robot in `urdf`; InputError (the
+    identification's) when there is none (a joint not controlled, duration under a period,
+    efforts beyond the limits)."""
     model = load_urdf(urdf)
     joints = list(joints or model.joint_names)
     missing = sorted(set(model.joint_names) - set(joints))
     if missing:
-        raise RuntimeError(f"--excite needs every joint controlled; not controlled: {missing}")
-    trajectory = excitation_trajectory(model, duration, iterations=iterations)
+        raise InputError(f"--excite needs every joint controlled; not controlled: {missing}")
+    trajectory = excitation_trajectory(model, duration, period=excitation_period(duration),
+                                       iterations=iterations)
     times = np.arange(0.0, trajectory.duration + 0.5 * POINT_PERIOD_S, POINT_PERIOD_S)
     q, qd, qdd = trajectory.sample(times)
     order = [model.joint_names.index(j) for j in joints]
@@ -78,19 +92,31 @@ def excitation_msg(urdf, duration, joints=None, iterations=OPTIMISER_ITERATIONS)
     return joint_trajectory_msg(joints, points), LEAD_IN_S + trajectory.duration
 
 
+def excitation_plan(urdf, duration, joints=None):
+    """excitation_msg's (message, length), after one line saying what it will run."""
+    period = excitation_period(duration)
+    periods = int(round(duration / period))
+    print(f"rbd_bringup: --excite {duration:g}: {periods} period{'s' * (periods > 1)} of "
+          f"{period:g} s of excitation after a {LEAD_IN_S:g} s lead-in, "
+          f"{LEAD_IN_S + duration:g} s of sim time (optimising it takes a few seconds)",
+          flush=True)
+    return excitation_msg(urdf, duration, joints)
+
+
 class Excitation:
     """Drives one excitation from rbd_bringup's loop: start(), then poll() until it returns
-    the path of the written recording."""
+    the path of the written recording (also in `recorded`). planned: excitation_plan's."""
 
-    def __init__(self, node, drained, urdf, duration, output: Path, joints=None):
+    def __init__(self, node, drained, planned, output: Path):
         from trajectory_msgs.msg import JointTrajectory
-        self.msg, self.length = excitation_msg(urdf, duration, joints)
+        self.msg, self.length = planned
         self.joints = list(self.msg.joint_names)
         self.output = Path(output)
         self.recorder = JointStateRecorder(drained)
         self.publisher = node.create_publisher(
             JointTrajectory, "/rbd_controller/joint_trajectory", 10)
         self.started = None
+        self.recorded: Path | None = None
 
     def start(self):
         if self.recorder.last_time is None or self.publisher.get_subscription_count() == 0:
@@ -105,7 +131,7 @@ class Excitation:
         if self.started is None or self.recorder.last_time < self.started + self.length + SETTLE_S:
             return None
         self.output.parent.mkdir(parents=True, exist_ok=True)
-        path = self.recorder.recording(self.joints, self.started).save(self.output)
+        path = self.recorded = self.recorder.recording(self.joints, self.started).save(self.output)
         print(f"rbd_bringup: excitation recorded to {path}; identify with "
               f"rbd_identify --recording {path}", flush=True)
         return path

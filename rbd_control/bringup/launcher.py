@@ -9,7 +9,8 @@ launch and launch_ros cannot be installed here, so this one command does what
 arm.launch.py does with sim:=mujoco, from the same config/arm_controller.yaml:
 
     this process      the robot_description publisher (std_msgs/String, transient_local,
-                      as robot_state_publisher) and, with --demo-trajectory, one trajectory
+                      as robot_state_publisher) and, with --demo-trajectory, one
+                      FollowJointTrajectory goal (demo_goal.py)
     child process     rbd_mujoco_sim      (python -m rbd_control.ros.simulator.node), MuJoCo or,
                                           with --sim dart, DART (the node's `engine`)
     child process     rbd_controller      (python -m rbd_control.ros.controller.node)
@@ -17,117 +18,60 @@ arm.launch.py does with sim:=mujoco, from the same config/arm_controller.yaml:
 The child processes (and why they are processes) are in rbd_control/bringup/processes.py;
 the light nodes (description, trajectory) stay in this process. A .xacro description is
 expanded with the name:=value arguments by rbd_control/description/files.py, as `xacro`
-does in a ROS launch file; a bad file ends the command with one line naming it.
+does in a ROS launch file; the description is then parsed as the nodes will parse it
+(the dynamics' load_urdf), and a refused file or argument (arguments.py) ends the command
+with one line naming it, exit status 2, before any node starts.
+
+Another robot (--description) without --config: config/arm_controller.yaml names the default
+arm's joints and tool, so the controller gets only the rest of it plus every moving joint of
+the description (processes.robot_parameters); the simulator starts it at the middle of each
+joint's range (waypoints.start_pose), and the demo trajectory stays within its limits.
+
+While the nodes run it watches them (watch.py): a node that refuses the robot description
+is named with its reason and ends the run. At the end one line says whether the run did what
+was asked (the loop closed; the demo trajectory's goal succeeded, with its RMS tracking
+error; the excitation recorded), and the exit status says so too: 0 only if it did. The
+logs of a failed run are kept, and their folder printed.
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
+import math
 import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, Bringup,
-                                           BringupConfig, excitation_parameters,
-                                           find_config_file)
-from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
+from rbd_control.bringup.arguments import parse_args
+from rbd_control.bringup.processes import (Bringup, BringupConfig, excitation_parameters,
+                                           find_config_file, robot_parameters)
+from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints, start_pose
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
-from rbd_control.params.controller import MODES
-from rbd_control.params.simulator import ENGINES
 
 # rbd_control.ros.conversions is imported where it is used: it loads the dynamics kernels
 # (numba compiles them on a fresh install's first start, minutes), and --help must not wait.
 
-SPIN_S = 0.05   # the main loop's longest wait for the executor
+SPIN_S = 0.05        # the main loop's longest wait for the executor
+HOLD_S = 1.0         # sim seconds the start pose is held before the demo trajectory
+LOG_CHECK_S = 0.25   # wall seconds between two looks at the nodes' logs
+REFUSAL_GRACE_S = 2.0   # after one node's refusal, how long the other's may take to say its own
 
 
-# --- in-process nodes --------------------------------------------------------------
+class Refused(Exception):
+    """A description or argument refused before any node starts: one line, exit status 2."""
 
 
-class _LoopWatcher:
-    """Counts states and commands so the user sees the loop is closed (a line every 2 s).
-    Drained (ros/drained.py) after each spin of the main loop, at most SPIN_S apart."""
-
-    def __init__(self, drained) -> None:
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray
-
-        self.states = self.commands = 0
-        self.last_state = None
-        self._reported_at = time.monotonic()
-        depth = 1000   # ~1 s of a 1 kHz loop: what a slow moment of this process queues
-        drained.subscribe(JointState, "/joint_states", self._on_state, depth)
-        drained.subscribe(Float64MultiArray, "/effort_controller/commands", self._on_command,
-                          depth)
-
-    def _on_state(self, msg) -> None:
-        self.states += 1
-        self.last_state = msg
-
-    def _on_command(self, msg) -> None:
-        self.commands += 1
-
-    def report(self, period: float = 2.0) -> None:
-        if time.monotonic() - self._reported_at < period or self.last_state is None:
-            return
-        self._reported_at = time.monotonic()
-        from rbd_control.ros.conversions import seconds
-        stamp = self.last_state.header.stamp
-        print(
-            f"rbd_bringup: sim t = {seconds(stamp):7.2f} s, "
-            f"{self.states} joint states, {self.commands} effort commands seen",
-            flush=True,
-        )
+def checked_model(urdf: str, path: Path | None):
+    """The dynamics' Model of `urdf`, as the nodes will parse it: Refused with the reason."""
+    from rbd_control.dynamics import load_urdf
+    try:
+        return load_urdf(urdf)
+    except (ValueError, KeyError, RecursionError) as error:   # ModelError is a ValueError
+        raise Refused(f"{path or 'the default arm'}: {error}") from None
 
 
-# --- command line -------------------------------------------------------------------
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="rbd_bringup",
-        description="Description publisher + rbd_mujoco_sim + rbd_controller, like "
-        "`ros2 launch rbd_control arm.launch.py sim:=mujoco`, without ros2 launch.",
-    )
-    parser.add_argument("--mode", choices=MODES, help="control law (default: the config file's)")
-    parser.add_argument(
-        "--description", type=Path,
-        help="robot description, .urdf or .xacro (default: the default arm)",
-    )
-    parser.add_argument(
-        "xacro_args", nargs="*", metavar="name:=value",
-        help="xacro arguments for a .xacro --description, as on xacro's command line",
-    )
-    parser.add_argument("--config", type=Path, help=f"controller YAML (default: {CONFIG_FILE})")
-    parser.add_argument("--params-file", type=Path, action="append", default=[],
-                        help="another rbd_controller parameter YAML after --config (e.g. "
-                        "rbd_identify's friction.yaml, payload.yaml); repeatable")
-    parser.add_argument(
-        "--plant-description", type=Path, metavar="FILE",
-        help="simulate this robot (.urdf or .xacro, same name:=value arguments) instead of "
-        "--description, which the controller still gets: a robot whose URDF is off",
-    )
-    parser.add_argument("--lockstep", action="store_true", help="one physics step per command")
-    parser.add_argument("--sim", choices=ENGINES, default="mujoco",
-                        help="physics engine of the simulator "
-                             "(dart: pip install rbd_control[dart])")
-    parser.add_argument("--demo-trajectory", action="store_true", help="send one demo trajectory")
-    parser.add_argument("--duration", type=float, help="stop after this many wall seconds")
-    parser.add_argument("--excite", type=float, metavar="SECONDS",
-                        help="run an excitation trajectory this long, record it, stop "
-                             "(excite.py)")
-    parser.add_argument("--record", type=Path, default=Path("excitation.npz"),
-                        help="where --excite writes the recording (default: excitation.npz)")
-    parser.add_argument("--log-dir", type=Path,
-                        help="keep the nodes' logs here (default: a temp dir)")
-    parser.add_argument(
-        "--no-joint-damping", action="store_true", help="ignore URDF <dynamics> in the simulator"
-    )
-    return parser.parse_args(argv)
-
-
-def config_from_args(args: argparse.Namespace) -> BringupConfig:
+def config_from_args(args) -> tuple[BringupConfig, object]:
+    """(what to start, the controlled robot's Model); Refused or DescriptionError."""
     from rbd_control.description import default_arm_urdf
 
     mappings = parse_mappings(args.xacro_args)
@@ -135,19 +79,27 @@ def config_from_args(args: argparse.Namespace) -> BringupConfig:
         raise DescriptionError("name:=value arguments need a .xacro --description")
     urdf = read_description(args.description, mappings) if args.description else default_arm_urdf()
     plant = read_description(args.plant_description, mappings) if args.plant_description else None
+    model = checked_model(urdf, args.description)
+    if plant is not None:
+        checked_model(plant, args.plant_description)
+    # the default arm's config names its joints and tool: another robot without a config of
+    # its own gets the rest of it, and every moving joint of its description
+    own_config = args.config or not args.description
+    config_file = args.config or find_config_file()
     return BringupConfig(
         urdf=urdf,
-        config_file=args.config or find_config_file(),
+        config_file=config_file if own_config else None,
+        robot_parameters={} if own_config else robot_parameters(config_file, model.joint_names),
         mode=args.mode or ("feedforward_pd" if args.excite else None),
         lockstep=args.lockstep,
         engine=args.sim,
-        initial_positions={} if args.description else dict(DEFAULT_ARM_HOME),
+        initial_positions=start_pose(model) if args.description else dict(DEFAULT_ARM_HOME),
         joint_damping=not args.no_joint_damping,
         controller_params_files=list(args.params_file),
         plant_urdf=plant,
         log_dir=args.log_dir,
         extra_controller_parameters=excitation_parameters(args.lockstep) if args.excite else {},
-    )
+    ), model
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,63 +109,165 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        config = config_from_args(args)
-    except DescriptionError as error:
+        config, model = config_from_args(args)
+        excitation_msg = None
+        if args.excite:
+            from rbd_control.bringup.excite import excitation_plan
+            excitation_msg = excitation_plan(config.urdf, args.excite, config.joints())
+    except (DescriptionError, FileNotFoundError, Refused, ValueError) as error:
+        # FileNotFoundError: a share file not found; ValueError: the InputError of an
+        # excitation this robot cannot run
         print(f"rbd_bringup: error: {error}", file=sys.stderr)
         return 2
-    from rclpy.executors import ExternalShutdownException
-    from trajectory_msgs.msg import JointTrajectory
-
-    from rbd_control.ros.conversions import joint_trajectory_msg
-    from rbd_control.ros.description_publisher import make_description_publisher
-    from rbd_control.ros.drained import DrainedSubscriptions
     from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
     with ros_session("rbd_bringup", args=[]) as (node, executor):
-        make_description_publisher(node, config.urdf)
-        drained = DrainedSubscriptions(node)
-        watcher = _LoopWatcher(drained)
-        trajectory_pub = node.create_publisher(JointTrajectory,
-                                               f"/{CONTROLLER_NODE}/joint_trajectory", 10)
-        sent = not args.demo_trajectory
-        excitation = None
-        if args.excite:
-            from rbd_control.bringup.excite import Excitation
-            excitation = Excitation(node, drained, config.urdf, args.excite, args.record,
-                                    config.joints())
-        started = time.monotonic()
+        run = _Run(args, config, model, node, excitation_msg)
         with Bringup(config) as bringup:
             print(f"rbd_bringup: logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
-            try:
-                while args.duration is None or time.monotonic() - started < args.duration:
-                    executor.spin_once(timeout_sec=SPIN_S)
-                    if not node.context.ok():   # Ctrl-C or SIGTERM (run.ros_session)
+            status = run.loop(executor, bringup)
+            bringup.keep_logs = status != 0
+            if status != 0:
+                print(f"rbd_bringup: logs kept in {bringup.log_dir}", flush=True)
+    return exit_if_signalled(status)
+
+
+class _Run:
+    """One run of rbd_bringup's loop: spin, watch, send what was asked, judge."""
+
+    def __init__(self, args, config, model, node, excitation_msg) -> None:
+        from rbd_control.bringup.demo_goal import DemoGoal, action_available
+        from rbd_control.ros.description_publisher import make_description_publisher
+        from rbd_control.ros.drained import DrainedSubscriptions
+        from rbd_control.bringup.watch import LoopWatcher
+
+        self.args, self.config, self.model, self.node = args, config, model, node
+        make_description_publisher(node, config.urdf)
+        self.drained = DrainedSubscriptions(node)
+        self.watcher = LoopWatcher(self.drained)
+        self.joints = config.joints() or list(model.joint_names)
+        self.goal = None          # the demo's DemoGoal once planned
+        self.demo_done = not args.demo_trajectory
+        self._goal_type = DemoGoal if action_available() else None
+        self.excitation = None
+        if excitation_msg is not None:
+            from rbd_control.bringup.excite import Excitation
+            self.excitation = Excitation(node, self.drained, excitation_msg, args.record)
+        self.failure: str | None = None
+        # Ctrl-C or SIGTERM ended the run: what was unfinished is not a failure (the user
+        # stopped it), what failed before still is
+        self.signalled = False
+        self.timed_out = False    # --duration ended it: likewise, but a loop that never
+        # closed in all that time is a dead run
+        self._refused: dict[str, str] = {}
+        self._refusal_deadline = math.inf
+
+    def loop(self, executor, bringup) -> int:
+        from rclpy.executors import ExternalShutdownException
+
+        from rbd_control.bringup.watch import LogWatch
+        logs = [LogWatch(child) for child in (bringup.simulator, bringup.controller)]
+        started = next_look = time.monotonic()
+        try:
+            while self.args.duration is None or time.monotonic() - started < self.args.duration:
+                executor.spin_once(timeout_sec=SPIN_S)
+                if not self.node.context.ok():   # Ctrl-C or SIGTERM (run.ros_session)
+                    self.signalled = True
+                    break
+                self.drained.drain()
+                bringup.check_alive()
+                if time.monotonic() >= next_look:
+                    next_look = time.monotonic() + LOG_CHECK_S
+                    if self._refusals(logs):
                         break
-                    drained.drain()
-                    bringup.check_alive()
-                    # Send only once the controller answers states: before that it would refuse.
-                    if not sent and watcher.commands > 100:
-                        joints = config.joints() or list(watcher.last_state.name)
-                        home = dict(zip(watcher.last_state.name, watcher.last_state.position))
-                        waypoints = demo_waypoints(home, joints)
-                        trajectory_pub.publish(joint_trajectory_msg(joints, waypoints))
-                        print("rbd_bringup: demo trajectory sent", flush=True)
-                        sent = True
-                    if excitation is not None and watcher.commands > 100:
-                        if excitation.started is None:
-                            excitation.start()
-                        elif excitation.poll():
-                            break
-                    watcher.report()
-            except (KeyboardInterrupt, ExternalShutdownException):
-                pass
-            except RuntimeError as error:
-                # rclpy's RCLError ("context is not valid") when a signal shut it down mid-wait
-                if node.context.ok():
-                    print(f"rbd_bringup: {error}", file=sys.stderr)
-                    return 1
-    return exit_if_signalled(0)
+                if self._step():
+                    break
+                self.watcher.report()
+            else:
+                self.timed_out = True
+        except (KeyboardInterrupt, ExternalShutdownException):
+            self.signalled = True
+        except RuntimeError as error:
+            # rclpy's RCLError ("context is not valid") when a signal shut it down mid-wait
+            if self.node.context.ok():
+                self.failure = str(error)
+            else:
+                self.signalled = True
+        return self._verdict(time.monotonic() - started)
+
+    def _refusals(self, logs) -> bool:
+        """True when the run must end: a node refused its description (and the others have
+        had REFUSAL_GRACE_S to say theirs)."""
+        for log in logs:
+            reason = log.refusal()
+            if reason is not None and log.child.name not in self._refused:
+                self._refused[log.child.name] = reason
+                print(f"rbd_bringup: {log.child.name} refused the robot description: {reason}",
+                      flush=True)
+                self._refusal_deadline = min(self._refusal_deadline,
+                                             time.monotonic() + REFUSAL_GRACE_S)
+        return len(self._refused) == len(logs) or time.monotonic() >= self._refusal_deadline
+
+    def _step(self) -> bool:
+        """Send the demo trajectory or drive the excitation; True when the run must end."""
+        watcher = self.watcher
+        if not self.demo_done and self.goal is None and watcher.held_for() >= HOLD_S:
+            home = dict(zip(watcher.last_state.name, watcher.last_state.position))
+            drift = watcher.drift(self.joints)
+            print(f"rbd_bringup: held the start pose {watcher.held_for():.1f} s: largest drift "
+                  f"{1e3 * drift:.2f} mrad", flush=True)
+            waypoints = demo_waypoints(home, self.joints, self.model)
+            if self._goal_type is None:
+                from rbd_control.bringup.demo_goal import topic_fallback
+                topic_fallback(self.node, self.joints, waypoints)
+                self.demo_done = True
+            else:
+                self.goal = self._goal_type(self.node, self.joints, waypoints)
+        if self.goal is not None and not self.goal.sent:
+            self.goal.send()   # again on the next spin until the action server is there
+        if self.goal is not None and self.goal.finished:
+            self.demo_done = True
+            # a failed demo ends the run at once; a run with --duration ends when it is over
+            return not self.goal.succeeded or self.args.duration is not None
+        if self.excitation is not None and watcher.commands > 100:
+            if self.excitation.started is None:
+                self.excitation.start()
+            elif self.excitation.poll():
+                return True
+        return False
+
+    def _verdict(self, elapsed: float) -> int:
+        """The final line, and the exit status: 0 only if the run did what was asked."""
+        watcher, failures, done = self.watcher, [], []
+        unfinished = done if self.signalled or self.timed_out else failures
+        if self.failure:
+            failures.append(self.failure)
+        failures += [f"{name} refused the robot description" for name in self._refused]
+        loop = (f"{elapsed:.1f} s, {watcher.states} joint states, "
+                f"{watcher.commands} effort commands")
+        if watcher.commands == 0:
+            (done if self.signalled else failures).append(
+                f"no effort command in {loop.split(',')[0]}: the loop never closed")
+        else:
+            done.append(f"the loop ran ({loop})")
+        if self.goal is not None:
+            (done if self.goal.succeeded else
+             failures if self.goal.finished else unfinished).append(self.goal.summary)
+        elif self.args.demo_trajectory and not self.demo_done:
+            unfinished.append("the demo trajectory was never sent")
+        if self.excitation is not None:
+            if self.excitation.recorded is None:
+                unfinished.append("the excitation had not ended when the run stopped")
+            else:
+                done.append(f"excitation recorded to {self.excitation.recorded}")
+        if failures:
+            print(f"rbd_bringup: FAILED: {'; '.join(failures)}", flush=True)
+            return 1
+        stopped = ("stopped by a signal: " if self.signalled else
+                   "stopped by --duration: " if self.timed_out else "")
+        print(f"rbd_bringup: done: {stopped}{'; '.join(done)}", flush=True)
+        return 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +35,9 @@ SIMULATOR_MODULE = "rbd_control.ros.simulator.node"
 CONTROLLER_NODE = "rbd_controller"
 SIMULATOR_NODE = "rbd_mujoco_sim"
 CONFIG_FILE = "config/arm_controller.yaml"
+# What the default arm's config names of the default arm itself: with another description only
+# the rest of it applies (robot_parameters)
+ROBOT_SPECIFIC = ("joints", "ee_link", "gains")
 
 
 # --- configuration ------------------------------------------------------------------
@@ -79,11 +83,17 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
             pass
     except ImportError:
         pass
+    # pip put share/rbd_control under the environment's prefix: found without
+    # AMENT_PREFIX_PATH (a venv activated without scripts/ros_env.sh)
+    in_prefix = Path(sys.prefix) / "share" / "rbd_control" / relative
+    if in_prefix.is_file():
+        return in_prefix
     source = Path(__file__).resolve().parents[2] / relative   # in the checkout's root
     if source.is_file():
         return source
-    raise FileNotFoundError(f"{relative} is neither installed in share/rbd_control "
-                            f"nor in {source.parent}")
+    raise FileNotFoundError(f"{relative} is not installed in share/rbd_control of "
+                            f"AMENT_PREFIX_PATH or {sys.prefix}: source scripts/ros_env.sh "
+                            "(pip venv) or install/setup.bash (colcon)")
 
 
 def controller_parameters(config_file: Path) -> dict:
@@ -95,12 +105,21 @@ def controller_parameters(config_file: Path) -> dict:
     raise ValueError(f"{config_file} has no '/**' or '{CONTROLLER_NODE}' ros__parameters section")
 
 
+def robot_parameters(config_file: Path, joints) -> dict:
+    """The controller parameters of `config_file` that hold for any robot, with `joints`
+    (another robot's: its every moving joint) instead of the default arm's."""
+    parameters = {name: value for name, value in controller_parameters(config_file).items()
+                  if name.split(".")[0] not in ROBOT_SPECIFIC}
+    return {**parameters, "joints": list(joints)}
+
+
 @dataclass
 class BringupConfig:
     """What arm.launch.py's arguments choose, plus the simulator's own settings."""
 
     urdf: str
-    config_file: Path
+    # the controller's YAML; None: robot_parameters instead (another robot without a config)
+    config_file: Path | None
     mode: str | None = None  # None: the config file's mode
     lockstep: bool = False
     engine: str = "mujoco"   # the simulator's physics engine: mujoco or dart
@@ -115,9 +134,12 @@ class BringupConfig:
     plant_urdf: str | None = None
     extra_simulator_parameters: dict = field(default_factory=dict)
     log_dir: Path | None = None  # None: a temporary directory
+    robot_parameters: dict = field(default_factory=dict)   # when config_file is None
 
     def joints(self) -> list[str]:
-        return list(controller_parameters(self.config_file).get("joints") or [])
+        parameters = (controller_parameters(self.config_file) if self.config_file
+                      else self.robot_parameters)
+        return list(parameters.get("joints") or [])
 
 
 # --- child processes ---------------------------------------------------------------
@@ -264,6 +286,10 @@ class NodeProcess:
         self._log.sync()
         return "\n".join(self.log_path.read_text().splitlines()[-lines:])
 
+    def sync_log(self) -> None:
+        """What the node has written so far, in its log file."""
+        self._log.sync()
+
 
 def _write_params(path: Path, node: str, parameters: dict) -> Path:
     path.write_text(yaml.safe_dump({node: {"ros__parameters": parameters}}))
@@ -279,7 +305,8 @@ class Bringup:
 
     def __init__(self, config: BringupConfig) -> None:
         self.config = config
-        self._tmp = None
+        self._tmp: Path | None = None   # the temporary log directory, removed by stop()
+        self.keep_logs = False          # True: stop() keeps even a temporary one (a failed run)
         self.log_dir = config.log_dir
         self.simulator: NodeProcess | None = None
         self.controller: NodeProcess | None = None
@@ -293,8 +320,7 @@ class Bringup:
 
     def start(self) -> None:
         if self.log_dir is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="rbd_bringup_")
-            self.log_dir = Path(self._tmp.name)
+            self.log_dir = self._tmp = Path(tempfile.mkdtemp(prefix="rbd_bringup_"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.simulator = self.start_simulator()
         self.controller = self.start_controller()
@@ -334,7 +360,9 @@ class Bringup:
             overrides["mode"] = self.config.mode
         params = _write_params(self.log_dir / "controller_overrides.yaml", CONTROLLER_NODE,
                                overrides)
-        files = (self.config.config_file, *self.config.controller_params_files, params)
+        config_file = self.config.config_file or _write_params(
+            self.log_dir / "controller_robot.yaml", CONTROLLER_NODE, self.config.robot_parameters)
+        files = (config_file, *self.config.controller_params_files, params)
         return NodeProcess(
             CONTROLLER_NODE, CONTROLLER_MODULE,
             [arg for path in files for arg in ("--params-file", str(path))],
@@ -355,3 +383,5 @@ class Bringup:
             child.interrupt()
         for child in children:
             child.stop()
+        if self._tmp is not None and not self.keep_logs:
+            shutil.rmtree(self._tmp, ignore_errors=True)

@@ -1,0 +1,98 @@
+"""rbd_bringup --description ANY.urdf without --config, run as a user runs it: the controller
+commands every moving joint of that robot, the simulator builds it, the demo trajectory
+(planned inside its limits) is held and tracked, and the console says so; a description the
+nodes refuse ends the run non-zero with their reason, within 20 s.
+
+CI runs the UR5 (the arm the issue saw fail silently); the Panda and so101 take ~25 s each,
+so bench/bringup_any_robot.py runs all three (RBD_BRINGUP_ROBOTS=all runs them here too).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from by_path import load   # test/ (on sys.path from test/sim/conftest.py)
+
+robots_dir = load("dynamics/dynamics_oracles.py", "rbd_test_dynamics_oracles").robots_dir
+
+ROBOTS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+    "so101": "so_arm_description/urdf/so101.urdf",
+}
+IN_CI = ("ur5",) if os.environ.get("RBD_BRINGUP_ROBOTS") != "all" else tuple(ROBOTS)
+RMS_LIMIT_MRAD = 20.0
+
+
+def bringup(args, env, timeout):
+    return subprocess.run([sys.executable, "-m", "rbd_control.bringup.launcher", *args],
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def demo_outcome(output: str) -> float:
+    """The RMS tracking error (mrad) of a demo that succeeded and a run that said done."""
+    assert "demo trajectory goal accepted" in output, output
+    found = re.search(r"demo trajectory ended SUCCESSFUL.*RMS tracking error ([0-9.]+) mrad",
+                      output)
+    assert found, output
+    assert output.strip().splitlines()[-1].startswith("rbd_bringup: done: "), output
+    return float(found[1])
+
+
+@pytest.mark.parametrize("robot", IN_CI)
+def test_bringup_tracks_the_demo_on_a_robot_without_a_config(ros_env, tmp_path, robot):
+    description = robots_dir() / ROBOTS[robot]
+    result = bringup(["--description", str(description), "--lockstep", "--demo-trajectory",
+                      "--duration", "40", "--log-dir", str(tmp_path)], ros_env, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert re.search(r"held the start pose [0-9.]+ s: largest drift [0-9.]+ mrad", output), output
+    assert demo_outcome(output) < RMS_LIMIT_MRAD, output
+    controller_log = (tmp_path / "controller.log").read_text()
+    assert re.search(r"controlling \d+ joints", controller_log), controller_log
+    assert "rejected robot description" not in controller_log, controller_log
+
+
+def test_bringup_names_the_nodes_refusal_and_ends_within_20_s(ros_env, tmp_path):
+    # the default arm's config (its joint names) for a UR5: every node refuses what it gets
+    description = robots_dir() / ROBOTS["ur5"]
+    from rbd_control.bringup.processes import find_config_file
+    started = time.monotonic()
+    result = bringup(["--description", str(description), "--config", str(find_config_file()),
+                      "--lockstep", "--log-dir", str(tmp_path)], ros_env, timeout=60)
+    elapsed = time.monotonic() - started
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert elapsed < 20.0, f"{elapsed:.1f} s\n{output}"
+    assert re.search(r"rbd_\w+ refused the robot description: .*shoulder_pan", output), output
+    assert "rbd_bringup: FAILED: " in output and "logs kept in" in output, output
+
+
+@pytest.mark.parametrize("args, argument", [
+    (["--excite", "-5"], "--excite"),
+    (["--excite", "5"], "--excite"),
+    (["--params-file", "missing.yaml"], "--params-file"),
+    (["--duration", "-1"], "--duration"),
+    (["--duration", "nan"], "--duration"),
+])
+def test_a_bad_argument_is_one_line_and_exit_2(ros_env, args, argument):
+    result = bringup(args, ros_env, timeout=60)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"rbd_bringup: error: argument {argument}"), \
+        result.stderr
+    assert "logs in" not in result.stdout, "no node may start"
+
+
+def test_a_description_the_dynamics_refuses_is_one_line_and_exit_2(ros_env, tmp_path):
+    one_link = tmp_path / "one_link.urdf"
+    one_link.write_text('<robot name="one"><link name="base"/></robot>')
+    result = bringup(["--description", str(one_link)], ros_env, timeout=60)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(lines) == 1 and "has no moving joint" in lines[0], result.stderr
+    assert "logs in" not in result.stdout, "no node may start"
