@@ -105,8 +105,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "and report its result and RMS tracking error")
     parser.add_argument("--duration", type=seconds,
                         help="stop after this many wall seconds at most (default: at "
-                        "Ctrl-C); with --demo-trajectory, as soon as its result is in (a goal still "
-                        "running at the end is reported, not a failure)")
+                        "Ctrl-C); with --demo-trajectory, as soon as its result is in (a goal "
+                        "still running at the end is reported, not a failure)")
     parser.add_argument("--excite", type=excitation_seconds, metavar="SECONDS",
                         help="run an excitation trajectory this long (at least one period, "
                         f"{EXCITATION_PERIOD_S:g} s; split into whole periods of "
