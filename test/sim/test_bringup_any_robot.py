@@ -5,6 +5,8 @@ nodes refuse ends the run non-zero with their reason, within 20 s.
 
 CI runs the UR5 (the arm the issue saw fail silently); the Panda and so101 take ~25 s each,
 so bench/bringup_any_robot.py runs all three (RBD_BRINGUP_ROBOTS=all runs them here too).
+The bad arguments and a description the dynamics refuses start no node; the last tests are
+ROS-free (the demo planned inside each robot's limits, --excite's periods).
 """
 from __future__ import annotations
 
@@ -96,3 +98,41 @@ def test_a_description_the_dynamics_refuses_is_one_line_and_exit_2(ros_env, tmp_
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(lines) == 1 and "has no moving joint" in lines[0], result.stderr
     assert "logs in" not in result.stdout, "no node may start"
+
+
+@pytest.mark.parametrize("robot", sorted(ROBOTS))
+def test_the_demo_is_planned_inside_each_robots_limits(robot):
+    """ROS-free: waypoints.demo_waypoints from waypoints.start_pose stays LIMIT_MARGIN inside
+    the position limits and under VELOCITY_FRACTION of the velocity limits, and moves."""
+    import numpy as np
+
+    from rbd_control.bringup import waypoints
+    from rbd_control.dynamics import load_urdf
+    model = load_urdf((robots_dir() / ROBOTS[robot]).read_text())
+    plan = waypoints.demo_waypoints(waypoints.start_pose(model), model.joint_names, model)
+    times, q = np.array([p[0] for p in plan]), np.array([p[1] for p in plan])
+    lower, upper = model.position_limits[:, 0], model.position_limits[:, 1]
+    margin = waypoints.LIMIT_MARGIN * (upper - lower)
+    assert np.all(q >= lower + margin - 1e-12) and np.all(q <= upper - margin + 1e-12)
+    speed = waypoints._peak_speeds(times, q) / model.velocity_limit
+    assert np.all(speed <= waypoints.VELOCITY_FRACTION + 1e-9), speed
+    assert np.all(np.ptp(q, axis=0) > 0.0), "every joint moves"
+
+
+def test_the_default_arms_demo_is_unchanged_by_its_limits():
+    import numpy as np
+
+    from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints
+    from rbd_control.description import default_arm_urdf
+    from rbd_control.dynamics import load_urdf
+    joints = list(DEFAULT_ARM_HOME)
+    plain = demo_waypoints(DEFAULT_ARM_HOME, joints)
+    limited = demo_waypoints(DEFAULT_ARM_HOME, joints, load_urdf(default_arm_urdf()))
+    for a, b in zip(plain, limited):
+        assert a[0] == b[0] and np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
+
+
+@pytest.mark.parametrize("seconds, period", [(10, 10), (15, 15), (25, 12.5), (30, 10)])
+def test_excite_fills_any_duration_with_whole_periods(seconds, period):
+    from rbd_control.bringup.excite import excitation_period
+    assert excitation_period(seconds) == period
