@@ -136,3 +136,21 @@ def test_the_default_arms_demo_is_unchanged_by_its_limits():
 def test_excite_fills_any_duration_with_whole_periods(seconds, period):
     from rbd_control.bringup.excite import excitation_period
     assert excitation_period(seconds) == period
+
+
+def test_a_refused_goal_is_said_with_the_controllers_reason(capsys):
+    """DemoGoal without a node: the controller's answer to a goal it refuses (ABORTED before
+    any feedback, its error_string the reason: trajectory_action.py) is one console line."""
+    from types import SimpleNamespace
+
+    control_msgs = pytest.importorskip("control_msgs.action")
+    from rbd_control.bringup.demo_goal import DemoGoal
+    goal = DemoGoal.__new__(DemoGoal)
+    goal._action, goal.accepted, goal._samples = control_msgs.FollowJointTrajectory, False, 0
+    reason = "point 0: panda_joint4 position -0.068 is outside its limits [-3.0718, -0.0698]"
+    result = control_msgs.FollowJointTrajectory.Result(
+        error_code=control_msgs.FollowJointTrajectory.Result.INVALID_GOAL, error_string=reason)
+    goal._on_result(SimpleNamespace(result=lambda: SimpleNamespace(result=result)))
+    assert goal.finished and not goal.succeeded
+    assert capsys.readouterr().out == \
+        f"rbd_bringup: the demo trajectory goal was refused (INVALID_GOAL): {reason}\n"
