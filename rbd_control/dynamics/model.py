@@ -97,12 +97,17 @@ class Model:
     link_placement: dict = field(default_factory=dict, repr=False)
     # physically dubious but usable data found at load, one string each naming link/joint
     warnings: tuple = ()
+    # per joint, the URDF's <safety_controller>: [soft_lower_limit, soft_upper_limit,
+    # k_position, k_velocity], NaN where absent (control/safety/joint_limits.py reads it)
+    safety_controller: np.ndarray = None
     nq: int = field(init=False)   # one coordinate per moving joint, so nv == nq
     _data: "Data" = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         # a stored attribute, not a property: every call reads it, and a property costs ~50 ns
         object.__setattr__(self, "nq", len(self.joint_names))
+        if self.safety_controller is None:
+            object.__setattr__(self, "safety_controller", np.full((self.nq, 4), np.nan))
         # Writable copies for compiled helpers outside the kernels (numba types read-only
         # arrays apart and takes a slower path for them); what users see is read-only.
         for name in ("topology", "bodies"):

@@ -142,6 +142,7 @@ def joint_properties(joints):
     position = np.tile([-np.inf, np.inf], (n, 1))
     continuous = np.array([j.type == "continuous" for j in joints])
     damping, friction = np.zeros(n), np.zeros(n)
+    safety = np.full((n, 4), np.nan)
     found = []
     for i, joint in enumerate(joints):
         if joint.limit is None:
@@ -156,8 +157,22 @@ def joint_properties(joints):
         if joint.dynamics is not None:
             damping[i], friction[i] = (_dissipation(joint, name, found)
                                        for name in ("damping", "friction"))
+        if getattr(joint, "safety_controller", None) is not None:
+            safety[i] = [_safety_value(joint, name) for name in SAFETY_ATTRIBUTES]
     return dict(effort_limit=effort, velocity_limit=velocity, position_limits=position,
-                continuous=continuous, damping=damping, friction=friction), found
+                continuous=continuous, damping=damping, friction=friction,
+                safety_controller=safety), found
+
+
+# <safety_controller> attributes in Model.safety_controller's column order
+SAFETY_ATTRIBUTES = ("soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity")
+
+
+def _safety_value(joint, name) -> float:
+    """One <safety_controller> attribute, NaN where absent (checked against the hard limits by
+    control/safety/joint_limits.py, which knows what it uses them for)."""
+    value = _attribute(joint, joint.safety_controller, name)
+    return np.nan if value is None else value
 
 
 def _attribute(joint, element, name, bound=MAX_MAGNITUDE):

@@ -17,7 +17,8 @@ from rbd_control.dynamics.errors import ModelError
 # ros2_control tags, and any nesting below these) is dropped before urdf_parser_py sees it
 KEPT = {"robot": {"link", "joint"}, "link": {"inertial"},
         "inertial": {"origin", "mass", "inertia"},
-        "joint": {"parent", "child", "origin", "axis", "limit", "dynamics", "mimic"}}
+        "joint": {"parent", "child", "origin", "axis", "limit", "dynamics", "mimic",
+                  "safety_controller"}}
 
 
 def _as_text(xml) -> str:

@@ -76,6 +76,10 @@ SIM_PARAMETERS = ParameterTable([
     Parameter("obstacle.probe_radius", "double", 0.03, "Probe sphere radius, m.",
               **positive(1.0)),
     Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),
+    Parameter("plant_compensates_gravity", "bool", False,
+              "The plant adds the gravity torque of its pose to every command, as a Franka or a "
+              "KUKA FRI in torque mode does: run rbd_controller with "
+              "robot_compensates_gravity:=true against it."),
     Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
     Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),
     Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC, "Effort command topic.",

@@ -93,6 +93,7 @@ class DartSimulator(CommandedJoints):
                     if options.joint_damping else {})
         _set_up_joints(self.skeleton, losses if options.joint_damping else {}, joint_limits,
                        explicit)
+        self._compensates_gravity = bool(options.compensates_gravity)
         self.world = dart.simulation.World()
         self.world.setGravity(np.asarray(gravity, dtype=float))
         self.world.setTimeStep(float(options.timestep))
@@ -153,7 +154,10 @@ class DartSimulator(CommandedJoints):
         applied again before every step."""
         forces = self._commanded.put(self._command) + self._disturbance
         for _ in range(count):
-            self.skeleton.setForces(forces - self.explicit_damping * self.skeleton.getVelocities())
+            # compensates_gravity: DART's gravity term of this pose added, as the robot would
+            own = self.skeleton.getGravityForces() if self._compensates_gravity else 0.0
+            self.skeleton.setForces(forces + own
+                                    - self.explicit_damping * self.skeleton.getVelocities())
             for body, force, torque, point in self._wrenches.values():
                 body.addExtForce(force, point, False, True)   # world-axes force, local point
                 body.addExtTorque(torque, False)

@@ -56,6 +56,9 @@ class PlantOptions:
     payloads: masses on links that the URDF does not have (the controller does not know them).
     stiff_friction: URDF <dynamics friction> as Coulomb friction at any speed.
     obstacles: boxes a sphere on a link can hit (mujoco_model.Obstacle; MuJoCo only).
+    compensates_gravity: the plant adds the gravity torque of its pose to every command, as a
+        Franka or KUKA FRI in torque mode does (the controller then runs with
+        robot_compensates_gravity); the URDF's gravity, the payloads' not included.
     """
 
     commanded_joints: Sequence[str] | None = None
@@ -66,6 +69,7 @@ class PlantOptions:
     payloads: Iterable[Payload] = ()
     stiff_friction: bool = False
     obstacles: Iterable = ()
+    compensates_gravity: bool = False
 
     def __post_init__(self) -> None:
         if not (self.timestep > 0 and math.isfinite(self.timestep)):

@@ -16,6 +16,8 @@ from typing import Mapping, Sequence
 import mujoco
 import numpy as np
 
+from rbd_control.dynamics import gravity, load_urdf
+from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.sim.mujoco_model import build_mujoco_plant, joint_index
 from rbd_control.sim.plant import (CommandedJoints, JointStateSample, PlantOptions,
                                    checked_disturbance, checked_initial_positions, checked_wrench)
@@ -48,6 +50,11 @@ class Simulator(CommandedJoints):
         super().__init__(reported, commanded,
                          self._limits(commanded) if options.clamp_effort else None)
         self._disturbance = np.zeros(self.model.nv)
+        # compensates_gravity: the URDF's g(q) (the dynamics core's), added at every step
+        self._gravity = None
+        if options.compensates_gravity:
+            urdf = load_urdf(urdf_xml)
+            self._gravity = (urdf, JointMap.by_name(urdf.joint_names, reported.names))
         self._wrenches = {}   # MuJoCo body id -> (force, torque, point in body frame), world axes
         self.reset(options.initial_positions or {})
 
@@ -83,6 +90,7 @@ class Simulator(CommandedJoints):
             # (it was, before: 1e-3 rad apart from DART after 0.2 s of a push on tool0)
             mujoco.mj_step1(self.model, self.data)
             self._apply_wrenches()
+            self._apply_gravity()
             mujoco.mj_step2(self.model, self.data)
             if self.data.time < before:
                 # MuJoCo found NaN/huge positions, velocities or accelerations and reset
@@ -92,6 +100,16 @@ class Simulator(CommandedJoints):
                 self.data.time = before + self.model.opt.timestep
                 self.data.qfrc_applied[:] = (
                     self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
+
+    def _apply_gravity(self) -> None:
+        """compensates_gravity: the commanded force plus g(q) of this step's pose."""
+        if self._gravity is None:
+            return
+        urdf, to_model = self._gravity
+        g = to_model.put(gravity(urdf, to_model.take(self._reported.positions(self.data))))
+        self.data.qfrc_applied[:] = (
+            self._commanded.dof_vector(self._command, self.model.nv) + self._disturbance)
+        self.data.qfrc_applied[self._reported.dof_adr] += g
 
     def set_time(self, time: float) -> None:
         """Continue the clock from `time` (a new model replacing one that ran: /clock must

@@ -181,6 +181,7 @@ class SimulatorNode(Node):
                 payloads=self._payloads(),
                 stiff_friction=self._parameter("stiff_friction"),
                 obstacles=self._obstacles(),
+                compensates_gravity=self._parameter("plant_compensates_gravity"),
             )
             sim.reset(self._initial_pose(sim))
         except (ValueError, KeyError, RecursionError) as exc:  # ModelError is a ValueError

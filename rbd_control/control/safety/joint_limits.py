@@ -1,0 +1,191 @@
+"""Joint position and velocity limits on effort commands, as ros2_control's joint_limits
+computes them (JointSoftLimiter::on_enforce with compute_effort_limits, joint_limits/src/
+joint_soft_limiter.cpp and joint_limits_helpers.cpp, Jazzy and Rolling), per joint:
+
+    hard rules      |tau| <= effort; at or beyond a position limit and moving on toward it
+                    (or still): no effort toward it; beyond the velocity limit: no effort
+                    that speeds the joint up further
+    soft velocity   v_max = clip(-k_position (q - soft_upper), -velocity, velocity)
+                    v_min = clip(-k_position (q - soft_lower), -velocity, velocity)
+    soft effort     upper = clip(-k_velocity (qd - v_max), -effort, effort)
+                    lower = clip(-k_velocity (qd - v_min), -effort, effort)
+                    (intersected with the hard rules)
+
+so a joint may approach its soft limit only as fast as k_position times the distance left,
+and k_velocity brakes any velocity above that. A joint without an effort limit is not
+limited at all (ros2_control: when_effort_limits_disabled_expect_no_effort_enforcement); an
+unmeasured position (None) or velocity (None) skips the rules that need it.
+
+Two differences from JointSoftLimiter, both beyond the soft limit only, where ros2_control
+replaces the allowed velocities by +-1 deg/s (and by 0 beyond the hard limit + 2 mm): there the
+bounds collapse to one value, -k_velocity (qd +- 1 deg/s), a pure damper that lets a sustained
+push (a hand, a payload, gravity) carry the joint on into its hard stop at push / k_velocity.
+Here the allowed velocity toward the limit keeps following -k_position (q - soft_limit) (at
+least 1 deg/s away from it), a spring of stiffness k_position k_velocity back to the soft
+limit, and the other side keeps its ordinary bound, so a tracking law may pull the joint back
+at up to the velocity limit. Inside the soft limits, and the hard rules, are ros2_control's
+(the ported cases in test/control/test_joint_limits.py).
+
+`JointLimiter` is the per-state form: every joint's limits as arrays, the bounds computed into
+preallocated arrays; `effort_bounds` is the same code on one joint. No rclpy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+__all__ = ["JointLimits", "effort_bounds", "JointLimiter", "SOFT_LIMIT_REACH_VELOCITY"]
+
+# rad/s (m/s): the least velocity back from beyond a soft limit (ros2_control's 1 deg/s)
+SOFT_LIMIT_REACH_VELOCITY = math.pi / 180.0
+# a soft range or k_position below this is none (ros2_control's VALUE_CONSIDERED_ZERO)
+VALUE_CONSIDERED_ZERO = 1e-10
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """One joint's limits under the URDF's names: <limit lower upper velocity effort> and
+    <safety_controller soft_lower_limit soft_upper_limit k_position k_velocity>; None where
+    absent."""
+
+    lower: Optional[float] = None
+    upper: Optional[float] = None
+    velocity: Optional[float] = None
+    effort: Optional[float] = None
+    soft_lower: Optional[float] = None
+    soft_upper: Optional[float] = None
+    k_position: Optional[float] = None
+    k_velocity: Optional[float] = None
+
+
+def effort_bounds(limits: JointLimits, position: Optional[float],
+                  velocity: Optional[float]) -> tuple:
+    """(lower, upper) effort bounds of one joint at the measured position and velocity (None:
+    not measured); -inf / inf where nothing bounds it."""
+    limiter = JointLimiter.of([limits])
+    q = None if position is None else np.array([float(position)])
+    qd = None if velocity is None else np.array([float(velocity)])
+    lower, upper = limiter.bounds(q, qd)
+    return float(lower[0]), float(upper[0])
+
+
+def _value(value) -> float:
+    return math.nan if value is None else float(value)
+
+
+class JointLimiter:
+    """The bounds of n joints at once; arrays per joint, NaN (or inf) where a limit is absent:
+    position (n, 2) hard [lower, upper], velocity and effort (n,), soft (n, 2) [soft_lower,
+    soft_upper], k_position and k_velocity (n,)."""
+
+    def __init__(self, position, velocity, effort, soft, k_position, k_velocity):
+        position = np.asarray(position, dtype=float).reshape(-1, 2)
+        soft = np.asarray(soft, dtype=float).reshape(-1, 2)
+        self.n = n = position.shape[0]
+        self.lower = np.where(np.isfinite(position[:, 0]), position[:, 0], -np.inf)
+        self.upper = np.where(np.isfinite(position[:, 1]), position[:, 1], np.inf)
+        self.has_position = np.isfinite(position).all(axis=1)
+        velocity = np.asarray(velocity, dtype=float).reshape(n)
+        self.has_velocity = np.isfinite(velocity) & (velocity > 0.0)
+        self.velocity = np.where(self.has_velocity, velocity, np.inf)
+        effort = np.asarray(effort, dtype=float).reshape(n)
+        self.has_effort = np.isfinite(effort) & (effort >= 0.0)
+        self.effort = np.where(self.has_effort, effort, np.inf)
+        self._unlimited = ~self.has_effort if not self.has_effort.all() else None
+        k_position = np.asarray(k_position, dtype=float).reshape(n)
+        k_velocity = np.asarray(k_velocity, dtype=float).reshape(n)
+        # JointSoftLimiter's has_soft_limits: both soft limits, a range and a k_position
+        self.has_soft = (np.isfinite(soft).all(axis=1)
+                         & (soft[:, 1] - soft[:, 0] > VALUE_CONSIDERED_ZERO)
+                         & np.isfinite(k_position) & (np.abs(k_position) > VALUE_CONSIDERED_ZERO)
+                         & self.has_position)
+        # the joints without are masked out of the rules; finite stand-ins keep the
+        # arithmetic free of inf * 0
+        self.soft_lower = np.where(self.has_soft, soft[:, 0], 0.0)
+        self.soft_upper = np.where(self.has_soft, soft[:, 1], 0.0)
+        self.k_position = np.where(self.has_soft, k_position, 1.0)
+        self.shapes_effort = self.has_effort & np.isfinite(k_velocity) & (k_velocity > 0.0)
+        self.k_velocity = np.where(self.shapes_effort, k_velocity, 1.0)
+        # preallocated per-state arrays
+        self._lower_bound, self._upper_bound = np.empty(n), np.empty(n)
+        self._v_min, self._v_max, self._scratch = np.empty(n), np.empty(n), np.empty(n)
+        self.position_bound = np.zeros(n, bool)   # the soft position rule narrowed a bound
+
+    @classmethod
+    def of(cls, limits) -> "JointLimiter":
+        """From a sequence of JointLimits."""
+        rows = [[_value(getattr(lim, name)) for name in
+                 ("lower", "upper", "velocity", "effort", "soft_lower", "soft_upper",
+                  "k_position", "k_velocity")] for lim in limits]
+        a = np.array(rows, dtype=float).reshape(-1, 8)
+        return cls(a[:, 0:2], a[:, 2], a[:, 3], a[:, 4:6], a[:, 6], a[:, 7])
+
+    def bounds(self, q, qd):
+        """(lower, upper) arrays (owned by the limiter, overwritten by the next call) at the
+        measured q and qd (arrays; None: not measured)."""
+        lower, upper = self._lower_bound, self._upper_bound
+        self.position_bound[:] = False
+        np.negative(self.effort, out=lower)
+        upper[:] = self.effort
+        self._hard_rules(q, qd, lower, upper)
+        if qd is not None and self.shapes_effort.any():
+            self._soft_rules(q, qd, lower, upper)
+        # no effort limit: no bound at all (the rules above only narrow finite ones)
+        if self._unlimited is not None:
+            lower[self._unlimited] = -np.inf
+            upper[self._unlimited] = np.inf
+        return lower, upper
+
+    def _hard_rules(self, q, qd, lower, upper):
+        """compute_effort_limits: no effort on toward a position limit reached, none that
+        speeds up a joint beyond its velocity limit."""
+        if qd is None:
+            return
+        if q is not None:
+            at_lower = self.has_position & (q <= self.lower) & (qd <= 0.0)
+            at_upper = self.has_position & (q >= self.upper) & (qd >= 0.0) & ~at_lower
+            lower[at_lower] = 0.0
+            upper[at_upper] = 0.0
+        too_fast_down = self.has_velocity & (qd < -self.velocity)
+        lower[too_fast_down] = 0.0
+        upper[self.has_velocity & (qd > self.velocity) & ~too_fast_down] = 0.0
+
+    def _soft_rules(self, q, qd, lower, upper):
+        """The soft velocities v_min, v_max, then the effort that brakes a velocity above
+        them with k_velocity (module doc)."""
+        v_min, v_max, s = self._v_min, self._v_max, self._scratch
+        np.negative(self.velocity, out=v_min)
+        v_max[:] = self.velocity
+        if q is not None and self.has_soft.any():
+            soft = self.has_soft
+            # v = clip(-k_position (q - soft limit), -velocity, velocity)
+            for v, limit in ((v_min, self.soft_lower), (v_max, self.soft_upper)):
+                np.subtract(q, limit, out=s)
+                s *= -self.k_position
+                np.clip(s, -self.velocity, self.velocity, out=s)
+                v[soft] = s[soft]
+            # beyond a soft limit: back toward it at least SOFT_LIMIT_REACH_VELOCITY
+            beyond_upper = soft & (q > self.soft_upper)
+            beyond_lower = soft & (q < self.soft_lower)
+            v_max[beyond_upper] = np.minimum(v_max[beyond_upper], -SOFT_LIMIT_REACH_VELOCITY)
+            v_min[beyond_lower] = np.maximum(v_min[beyond_lower], SOFT_LIMIT_REACH_VELOCITY)
+            np.minimum(v_min, v_max, out=v_min)
+            self.position_bound[:] = soft & ((v_max < self.velocity) | (v_min > -self.velocity))
+        shaped = self.shapes_effort
+        for v, bound, pick in ((v_min, lower, np.maximum), (v_max, upper, np.minimum)):
+            # effort = clip(-k_velocity (qd - v), -effort, effort), within the hard rules
+            np.subtract(qd, v, out=s)
+            s *= -self.k_velocity
+            np.clip(s, -self.effort, self.effort, out=s)
+            bound[shaped] = pick(s, bound)[shaped]
+        np.minimum(lower, upper, out=lower)
+
+    def clamp(self, tau, q, qd, out=None):
+        """tau clamped into the bounds at (q, qd); out: where to write it (default: a new
+        array). Returns (clamped, mask of the joints whose torque the bounds changed)."""
+        lower, upper = self.bounds(q, qd)
+        clamped = np.clip(tau, lower, upper, out=out)
+        return clamped, (tau < lower) | (tau > upper)
