@@ -4,8 +4,8 @@ and RMS tracking error, the final line), its exit status and wall time.
 
     python bench/bringup_any_robot.py [--realtime]
 
-Not a test (test/sim/test_bringup_any_robot.py runs the UR5 in CI; RBD_BRINGUP_ROBOTS=all
-runs all three there): ~20-30 s per robot. Inside the environment (scripts/ros_env.sh).
+Not a test (test/sim/test_bringup_any_robot.py runs the three in lock step and asserts):
+~15-30 s per robot. Inside the environment (scripts/ros_env.sh).
 """
 import importlib.metadata
 import subprocess

@@ -3,14 +3,13 @@ commands every moving joint of that robot, the simulator builds it, the demo tra
 (planned inside its limits) is held and tracked, and the console says so; a description the
 nodes refuse ends the run non-zero with their reason, within 20 s.
 
-CI runs the UR5 (the arm the issue saw fail silently); the Panda and so101 take ~25 s each,
-so bench/bringup_any_robot.py runs all three (RBD_BRINGUP_ROBOTS=all runs them here too).
+Each robot takes 12-14 s in lock step on a quiet 2-core machine (25-30 s while other tests
+load it); bench/bringup_any_robot.py runs the same three, also in real time.
 The bad arguments and a description the dynamics refuses start no node; the last tests are
 ROS-free (the demo planned inside each robot's limits, --excite's periods).
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -26,8 +25,8 @@ ROBOTS = {
     "panda": "panda_description/urdf/panda.urdf",
     "so101": "so_arm_description/urdf/so101.urdf",
 }
-IN_CI = ("ur5",) if os.environ.get("RBD_BRINGUP_ROBOTS") != "all" else tuple(ROBOTS)
 RMS_LIMIT_MRAD = 20.0
+HOLD_LIMIT_MRAD = 10.0   # drift over the first second under the controller
 
 
 def bringup(args, env, timeout):
@@ -45,14 +44,15 @@ def demo_outcome(output: str) -> float:
     return float(found[1])
 
 
-@pytest.mark.parametrize("robot", IN_CI)
+@pytest.mark.parametrize("robot", sorted(ROBOTS))
 def test_bringup_tracks_the_demo_on_a_robot_without_a_config(ros_env, tmp_path, robot):
     description = robots_dir() / ROBOTS[robot]
     result = bringup(["--description", str(description), "--lockstep", "--demo-trajectory",
                       "--duration", "40", "--log-dir", str(tmp_path)], ros_env, timeout=120)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert re.search(r"held the start pose [0-9.]+ s: largest drift [0-9.]+ mrad", output), output
+    held = re.search(r"held the start pose [0-9.]+ s: largest drift ([0-9.]+) mrad", output)
+    assert held and float(held[1]) < HOLD_LIMIT_MRAD, output
     assert demo_outcome(output) < RMS_LIMIT_MRAD, output
     controller_log = (tmp_path / "controller.log").read_text()
     assert re.search(r"controlling \d+ joints", controller_log), controller_log
