@@ -109,9 +109,14 @@ class JointLimiter:
         self.k_position = np.where(self.has_soft, k_position, 1.0)
         self.shapes_effort = self.has_effort & np.isfinite(k_velocity) & (k_velocity > 0.0)
         self.k_velocity = np.where(self.shapes_effort, k_velocity, 1.0)
+        self._neg_effort, self._neg_velocity = -self.effort, -self.velocity
+        self._neg_k_position, self._neg_k_velocity = -self.k_position, -self.k_velocity
+        self._any_soft = bool(self.has_soft.any())
+        self._any_shaped = bool(self.shapes_effort.any())
         # preallocated per-state arrays
         self._lower_bound, self._upper_bound = np.empty(n), np.empty(n)
         self._v_min, self._v_max, self._scratch = np.empty(n), np.empty(n), np.empty(n)
+        self._mask, self._other = np.zeros(n, bool), np.zeros(n, bool)
         self.position_bound = np.zeros(n, bool)   # the soft position rule narrowed a bound
 
     @classmethod
@@ -125,62 +130,71 @@ class JointLimiter:
 
     def bounds(self, q, qd):
         """(lower, upper) arrays (owned by the limiter, overwritten by the next call) at the
-        measured q and qd (arrays; None: not measured)."""
+        measured q and qd (arrays; None: not measured). In-place ufuncs on preallocated
+        arrays (np.clip's wrapper and boolean indexing cost microseconds each)."""
         lower, upper = self._lower_bound, self._upper_bound
-        self.position_bound[:] = False
-        np.negative(self.effort, out=lower)
-        upper[:] = self.effort
-        self._hard_rules(q, qd, lower, upper)
-        if qd is not None and self.shapes_effort.any():
-            self._soft_rules(q, qd, lower, upper)
+        self.position_bound.fill(False)
+        np.copyto(lower, self._neg_effort)
+        np.copyto(upper, self.effort)
+        if qd is not None:
+            self._hard_rules(q, qd, lower, upper)
+            if self._any_shaped:
+                self._soft_rules(q, qd, lower, upper)
         # no effort limit: no bound at all (the rules above only narrow finite ones)
         if self._unlimited is not None:
-            lower[self._unlimited] = -np.inf
-            upper[self._unlimited] = np.inf
+            np.copyto(lower, -np.inf, where=self._unlimited)
+            np.copyto(upper, np.inf, where=self._unlimited)
         return lower, upper
 
     def _hard_rules(self, q, qd, lower, upper):
         """compute_effort_limits: no effort on toward a position limit reached, none that
-        speeds up a joint beyond its velocity limit."""
-        if qd is None:
-            return
+        speeds up a joint beyond its velocity limit (absent limits are +-inf: never met)."""
+        a, b = self._mask, self._other
         if q is not None:
-            at_lower = self.has_position & (q <= self.lower) & (qd <= 0.0)
-            at_upper = self.has_position & (q >= self.upper) & (qd >= 0.0) & ~at_lower
-            lower[at_lower] = 0.0
-            upper[at_upper] = 0.0
-        too_fast_down = self.has_velocity & (qd < -self.velocity)
-        lower[too_fast_down] = 0.0
-        upper[self.has_velocity & (qd > self.velocity) & ~too_fast_down] = 0.0
+            np.greater_equal(q, self.upper, out=a)
+            a &= np.greater_equal(qd, 0.0, out=b)
+            np.copyto(upper, 0.0, where=a)
+            np.less_equal(q, self.lower, out=a)
+            a &= np.less_equal(qd, 0.0, out=b)
+            np.copyto(lower, 0.0, where=a)
+        np.copyto(lower, 0.0, where=np.less(qd, self._neg_velocity, out=a))
+        np.copyto(upper, 0.0, where=np.greater(qd, self.velocity, out=a))
+
+    def _clipped(self, s, bound, negative_bound):
+        np.maximum(s, negative_bound, out=s)
+        return np.minimum(s, bound, out=s)
 
     def _soft_rules(self, q, qd, lower, upper):
         """The soft velocities v_min, v_max, then the effort that brakes a velocity above
         them with k_velocity (module doc)."""
-        v_min, v_max, s = self._v_min, self._v_max, self._scratch
-        np.negative(self.velocity, out=v_min)
-        v_max[:] = self.velocity
-        if q is not None and self.has_soft.any():
+        v_min, v_max, s, a = self._v_min, self._v_max, self._scratch, self._mask
+        np.copyto(v_min, self._neg_velocity)
+        np.copyto(v_max, self.velocity)
+        if q is not None and self._any_soft:
             soft = self.has_soft
             # v = clip(-k_position (q - soft limit), -velocity, velocity)
             for v, limit in ((v_min, self.soft_lower), (v_max, self.soft_upper)):
                 np.subtract(q, limit, out=s)
-                s *= -self.k_position
-                np.clip(s, -self.velocity, self.velocity, out=s)
-                v[soft] = s[soft]
+                s *= self._neg_k_position
+                np.copyto(v, self._clipped(s, self.velocity, self._neg_velocity), where=soft)
             # beyond a soft limit: back toward it at least SOFT_LIMIT_REACH_VELOCITY
-            beyond_upper = soft & (q > self.soft_upper)
-            beyond_lower = soft & (q < self.soft_lower)
-            v_max[beyond_upper] = np.minimum(v_max[beyond_upper], -SOFT_LIMIT_REACH_VELOCITY)
-            v_min[beyond_lower] = np.maximum(v_min[beyond_lower], SOFT_LIMIT_REACH_VELOCITY)
+            np.greater(q, self.soft_upper, out=a)
+            a &= soft
+            np.copyto(v_max, np.minimum(v_max, -SOFT_LIMIT_REACH_VELOCITY, out=s), where=a)
+            np.less(q, self.soft_lower, out=a)
+            a &= soft
+            np.copyto(v_min, np.maximum(v_min, SOFT_LIMIT_REACH_VELOCITY, out=s), where=a)
             np.minimum(v_min, v_max, out=v_min)
-            self.position_bound[:] = soft & ((v_max < self.velocity) | (v_min > -self.velocity))
-        shaped = self.shapes_effort
-        for v, bound, pick in ((v_min, lower, np.maximum), (v_max, upper, np.minimum)):
+            bound = self.position_bound
+            np.less(v_max, self.velocity, out=bound)
+            bound |= np.greater(v_min, self._neg_velocity, out=a)
+            bound &= soft
+        for v, limit, pick in ((v_min, lower, np.maximum), (v_max, upper, np.minimum)):
             # effort = clip(-k_velocity (qd - v), -effort, effort), within the hard rules
             np.subtract(qd, v, out=s)
-            s *= -self.k_velocity
-            np.clip(s, -self.effort, self.effort, out=s)
-            bound[shaped] = pick(s, bound)[shaped]
+            s *= self._neg_k_velocity
+            self._clipped(s, self.effort, self._neg_effort)
+            np.copyto(limit, pick(s, limit, out=s), where=self.shapes_effort)
         np.minimum(lower, upper, out=lower)
 
     def clamp(self, tau, q, qd, out=None):
