@@ -248,7 +248,9 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("bandwidth_hz", "double", 8.0,
               "Upper bound of the default gains' bandwidth, Hz; the margins at "
               "expected_state_period and expected_delay decide below it (loop_design.py). Read "
-              "at start.", **positive(1000.0)),
+              "at start. At least 0.01 Hz: the design's arithmetic finds no gains below about "
+              "1e-9 Hz (kp = (2 pi f)^2 vanishes), and 0.01 Hz (a 16 s time constant) is already "
+              "far below any use.", low=0.01, high=1000.0),
     Parameter("damping_ratio", "double", 1.0,
               "Damping ratio of the default gains (gains.py). Read at start.", **positive(100.0)),
     Parameter("expected_state_period", "double", 0.004,

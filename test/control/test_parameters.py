@@ -150,7 +150,8 @@ def test_every_field_named_like_a_parameter_has_the_tables_default():
 
 
 @pytest.mark.parametrize("fields, match", [
-    (dict(bandwidth_hz=0.0), r"bandwidth_hz must be a finite number in \(0, 1000\]"),
+    (dict(bandwidth_hz=0.0), r"bandwidth_hz must be a finite number in \[0.01, 1000\]"),
+    (dict(bandwidth_hz=1e-300), r"bandwidth_hz must be a finite number in \[0.01, 1000\]"),
     (dict(damping_ratio=math.inf), "damping_ratio"),
     (dict(expected_delay=-0.01), "expected_delay"),
     (dict(joints=["elbow", ""]), "empty name"),

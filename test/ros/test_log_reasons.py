@@ -68,3 +68,32 @@ def test_states_without_effort_say_the_effort_field_is_missing(spawn_node, ros_n
     assert 'the joint state has no efforts (its effort field is empty)' in log, log
     assert 'every joint state refused for over state_timeout (0.05 s), the last: ' in log, log
     assert 'no joint state for over state_timeout' not in log, log
+
+
+def test_a_bandwidth_the_design_cannot_meet_is_refused_by_name(spawn_node):
+    """bandwidth_hz 1e-300 was inside the table's range (0, 1000] and refused later, as the
+    model, for "no default gains ... with a state period of 0.004 s": the table names it."""
+    process = spawn_node(MODULE, {'robot_description': URDF, 'bandwidth_hz': 1e-300})
+    process.wait_for_log('bandwidth_hz', timeout=20)
+    log = process.log()
+    assert 'no default gains' not in log and 'Traceback' not in log, log
+
+
+def test_states_to_a_node_without_a_model_are_an_error_on_diagnostics(spawn_node, ros_node):
+    """A refused description leaves the node up without a model: while states arrive,
+    /diagnostics says ERROR and why nothing is commanded."""
+    from builtin_interfaces.msg import Time
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    broken = URDF.replace('<joint ', '<joint type="no_such_type" ', 1)
+    process = spawn_node(MODULE, {'robot_description': broken})
+    diagnostics = ros_node.collect(DiagnosticArray, '/diagnostics')
+    process.wait_for_log('rejected robot description', timeout=20)
+    states = ros_node.node.create_publisher(helpers.JointState, 'joint_states', 10)
+    ros_node.wait_for_subscribers(states)
+
+    def no_model_error():
+        states.publish(helpers.joint_state(JOINTS, np.full(6, 0.1), np.zeros(6), Time(sec=1)))
+        return [s.message for m in diagnostics for s in m.status
+                if s.level == DiagnosticStatus.ERROR and 'no model is in use' in s.message]
+    ros_node.wait_for(no_model_error, 10.0, '/diagnostics: ERROR, no model')
+    assert 'description refused' in no_model_error()[-1], no_model_error()

@@ -317,7 +317,8 @@ def design_bandwidth(period=_DEFAULT("expected_state_period"), delay=_DEFAULT("e
             low, high = (middle, high) if meets(middle) else (low, middle)
         w = low
     if not w > 0.0:
-        raise GainError(f"no default gains keep the stated margins with a state period of "
-                        f"{period:g} s and a delay of {delay:g} s")
+        raise GainError(f"no default gains up to bandwidth_hz {max_bandwidth_hz:g} keep the "
+                        f"stated margins with a state period of {period:g} s and a delay of "
+                        f"{delay:g} s")
     pm, gm = loop_margins(w * w, 2.0 * damping_ratio * w, period, delay)
     return LoopDesign(w, damping_ratio, period, delay, pm, gm)

@@ -93,6 +93,8 @@ class LoopHealth:
         self._last_coalesced = -np.inf
         self._clamped_at: dict[str, float] = {}     # joint -> last time its effort was clamped
         self._stale = False
+        self._state_without_model = -np.inf   # last time a state came while no model was in use
+        self.model_refusal = ""               # why the last description was refused
 
     # --- recording (per state; cheap) ----------------------------------------------------
 
@@ -103,12 +105,21 @@ class LoopHealth:
         self._next = (i + 1) % RING_SIZE
         self.answered += 1
         self._stale = False
+        self._state_without_model = -np.inf
 
     def coalesced(self, count: int, now: float):
         """`count` queued states were skipped for a newer one."""
         if count > 0:
             self.coalesced_total += count
             self._last_coalesced = now
+
+    def state_without_model(self, now: float):
+        """A state arrived while the node holds no model: nothing is commanded."""
+        self._state_without_model = now
+
+    def model_refused(self, reason: str):
+        """Why the node holds no model (a refused description); '' once one is in use."""
+        self.model_refusal = reason
 
     def rejected_state(self):
         self.rejected += 1
@@ -144,6 +155,9 @@ class LoopHealth:
         errors, warnings = [], []
         if self._stale:
             errors.append("no joint states (watchdog tripped)")
+        if self._state_without_model > now - t.window:
+            errors.append("joint states arrive but no model is in use, nothing is commanded: "
+                          + (self.model_refusal or "no robot description yet"))
         _grade(age_p99, t.state_age_warn, t.state_age_error, "state age p99", warnings, errors)
         _grade(compute_p99, t.compute_warn, t.compute_error, "compute p99", warnings, errors)
         if guard is not None and guard.engaged:

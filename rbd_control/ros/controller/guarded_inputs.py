@@ -115,6 +115,8 @@ class GuardedInputs:
         if isinstance(result, Exception):
             keeping = 'keeping the previous model' if context.controller else \
                 'no model yet, publishing nothing'
+            if context.controller is None:   # /diagnostics says why nothing is commanded
+                context.health.model_refused(f'description refused: {_reason(result)}')
             return self._refuse('description_rejected', f'rejected robot description from '
                                 f'{TOPIC_SOURCE}: {_reason(result)} ({keeping})')
         if context.source.topic_ignored():   # a parameter was set while this one was read

@@ -191,6 +191,7 @@ class ControllerNode(Node):
 
     def _load_description(self, xml, source):
         if self._shared.source.unchanged(xml):
+        context.health.model_refused('')
             # e.g. robot_state_publisher restarted: reloading would drop the trajectory
             self.get_logger().info(f'robot description from {source} unchanged')
             return
@@ -204,6 +205,8 @@ class ControllerNode(Node):
             return
         self._adopt(candidate, source)
 
+            if self._shared.controller is None:   # /diagnostics says why nothing is commanded
+                self._shared.health.model_refused(f'description refused: {error}')
     def _adopt(self, candidate, source):
         """Use a model and show its gains (a new description from the parameter or the topic)."""
         with self._shared.lock:

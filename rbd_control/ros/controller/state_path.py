@@ -77,7 +77,8 @@ class StatePath:
         """published: when the state was published (wall clock, s); 0 if unknown."""
         context = self._context
         controller = context.controller
-        if controller is None:
+        if controller is None:   # /diagnostics: ERROR, states arrive but nothing is commanded
+            context.health.state_without_model(time.monotonic())
             return
         started = time.perf_counter()
         names, q, qd = joint_state_arrays(msg)
