@@ -47,6 +47,7 @@ from rbd_control.bringup.processes import (Bringup, BringupConfig, excitation_pa
                                            find_config_file, robot_parameters)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints, start_pose
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
+from rbd_control.ros.lifetime import start_process
 
 # rbd_control.ros.conversions is imported where it is used: it loads the dynamics kernels
 # (numba compiles them on a fresh install's first start, minutes), and --help must not wait.
@@ -110,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         config, model = config_from_args(args)
+    start_process()   # a signal before ROS is up, the parent's death (ros/lifetime.py)
         excitation_msg = None
         if args.excite:
             from rbd_control.bringup.excite import excitation_plan

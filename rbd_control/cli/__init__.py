@@ -11,12 +11,12 @@ before importing them.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import sys
-import textwrap
-from pathlib import Path
+
+# importlib.util, pathlib and textwrap (~40 ms with what they import) are imported where they
+# are used: the console scripts import this package before ros/lifetime.py's start_process
+# takes SIGINT and SIGTERM over from Python's defaults (a KeyboardInterrupt traceback)
 
 HELP_FLAGS = ("-h", "--help")
 
@@ -31,8 +31,10 @@ def wants_help(argv) -> bool:
     return False
 
 
-def kernel_cache_dir() -> Path:
-    """Where numba caches the kernels of rbd_control/dynamics (cache=True)."""
+def kernel_cache_dir():
+    """Where numba caches the kernels of rbd_control/dynamics (cache=True): a Path."""
+    import importlib.util
+    from pathlib import Path
     sources = Path(importlib.util.find_spec("rbd_control.dynamics").origin).parent
     custom = os.environ.get("NUMBA_CACHE_DIR")
     if custom:   # numba mirrors the source directory's absolute path below it
@@ -50,6 +52,7 @@ def announce_compile(program: str) -> None:
 
 def help_text(program: str, summary: str, table) -> str:
     """Usage and one entry per parameter of `table` (a ParameterTable)."""
+    import textwrap
     lines = [f"usage: {program} [--ros-args -p NAME:=VALUE ... | --params-file FILE]", "",
              summary, "", "parameters (runtime ones can also be set with ros2 param set):"]
     for p in table:
@@ -76,6 +79,7 @@ def answered_help(program: str) -> bool:
     rbd_control.params, which imports no numpy or numba: --help answers at once."""
     if not wants_help(sys.argv[1:]):
         return False
+    import importlib
     summary, module, name = PROGRAMS[program]
     sys.stdout.write(help_text(program, summary, getattr(importlib.import_module(module), name)))
     return True

@@ -18,19 +18,16 @@ import sys
 import threading
 
 import rclpy
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
+from rbd_control.ros.lifetime import ENDING_SIGNALS, ros_started, start_process
 from rbd_control.ros.parameter_binding import ConfigurationError
 
 
 EXECUTORS = ('state_thread', 'single_threaded', 'events')
 SPIN_CHECK_S = 0.1   # how long a Ctrl-C may wait for the executor's loop to look
 DEFAULT_EXECUTOR = 'state_thread'
-
-
-# The signals that end a node: Ctrl-C (a terminal sends it to the whole process group; launch
-# sends its own SIGINT on top, then SIGTERM) and SIGTERM (launch, systemd, docker stop).
-ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 _SIGNALLED = threading.Event()   # a SIGINT or SIGTERM asked this process to end
@@ -55,7 +52,9 @@ class _Interrupt:
         self._previous = {}
 
     def install(self):
-        """Before rclpy.init, so that rclpy's handler chains to this one."""
+        """Before rclpy.init, so that rclpy's handler chains to this one (it replaces the
+        handlers of lifetime.start_process, which end the process before ROS is up)."""
+        ros_started()
         for signum in ENDING_SIGNALS:
             self._previous[signum] = signal.signal(signum, self)
         return self
@@ -73,20 +72,33 @@ class _Interrupt:
 def spin_node(program, make_node, args=None, on_created=None):
     """Run one node until Ctrl-C or shutdown; exit status 1 when a start-up parameter is
     unusable (ConfigurationError, printed with `program`), else 0."""
+    start_process()    # the console scripts did it already; `python -m` nodes do it here
     kind, args = executor_option(sys.argv if args is None else args)
     interrupt = _Interrupt().install()
     rclpy.init(args=args)
     try:
         node = make_node()
-    except ConfigurationError as error:
+    except (ConfigurationError, InvalidParameterValueException) as error:
         print(f'{program}: {error}', file=sys.stderr)
         rclpy.try_shutdown()
         interrupt.finish()
         return 1
+    except Exception:
+        # a signal while the node was being built: rclpy's handler shut the context down
+        # under it ("Failed to create publisher: rcl node's context is invalid"): the end
+        # that was asked for, not an error
+        if not interrupt.seen:
+            raise
+        rclpy.try_shutdown()
+        interrupt.finish()
+        return exit_if_signalled(0)
     if on_created is not None:
         on_created(node)
-    if interrupt.seen:      # it came before rclpy.init installed rclpy's handler
+    if interrupt.seen:      # while it was being built: no executor on a shut-down context
+        node.destroy_node()
         rclpy.try_shutdown()
+        interrupt.finish()
+        return exit_if_signalled(0)
     loop = getattr(node, 'state_loop', None)      # a state_loop.StateLoop
     clock = getattr(node, 'clock_loop', None)     # another, on sim time (intake.clock_loop)
     if loop is not None and kind == 'state_thread':
@@ -95,23 +107,29 @@ def spin_node(program, make_node, args=None, on_created=None):
             clock.start()
     elif loop is not None and kind == 'events':
         loop.without_info()
-    with _cleanup(node, kind, interrupt) as executor:
-        try:
-            # spin_once with a timeout, not spin(), whatever the executor: rclpy 7.1.6's
-            # EventsExecutor.spin() starved the node's other threads, and a SingleThreadedExecutor
-            # asleep in rcl_wait sometimes slept through the SIGINT (1 in ~20 runs on a busy
-            # 2-core machine: the process went on waiting until SIGKILL). Every SPIN_CHECK_S
-            # the loop looks at the context and at the signal itself.
-            while rclpy.ok(context=node.context) and not interrupt.seen:
-                executor.spin_once(timeout_sec=SPIN_CHECK_S)
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except Exception:
-            # rclpy's signal handler shuts the context down while the executor may be in the
-            # middle of a wait set or a take: it then raises RCLError ("context is not
-            # valid") instead of ExternalShutdownException. After Ctrl-C, a clean exit.
-            if not interrupt.seen and rclpy.ok(context=node.context):
-                raise
+    try:
+        with _cleanup(node, kind, interrupt) as executor:
+            try:
+                # spin_once with a timeout, not spin(), whatever the executor: rclpy 7.1.6's
+                # EventsExecutor.spin() starved the node's other threads, and a
+                # SingleThreadedExecutor asleep in rcl_wait sometimes slept through the SIGINT
+                # (1 in ~20 runs on a busy 2-core machine: the process went on waiting until
+                # SIGKILL). Every SPIN_CHECK_S the loop looks at the context and the signal.
+                while rclpy.ok(context=node.context) and not interrupt.seen:
+                    executor.spin_once(timeout_sec=SPIN_CHECK_S)
+            except (KeyboardInterrupt, ExternalShutdownException):
+                pass
+            except Exception:
+                # rclpy's signal handler shuts the context down while the executor may be in
+                # the middle of a wait set or a take: it then raises RCLError ("context is not
+                # valid") instead of ExternalShutdownException. After Ctrl-C, a clean exit.
+                if not interrupt.seen and rclpy.ok(context=node.context):
+                    raise
+    except Exception:
+        # a signal between the checks above and the spin: the executor's own set-up on the
+        # shut-down context ("no attribute '_sigint_gc'") or the clean-up's
+        if not interrupt.seen:
+            raise
     return exit_if_signalled(0)
 
 
@@ -137,8 +155,15 @@ def ros_session(name, args=None):
     ExternalShutdownException) once; later ones are ignored while the script cleans up."""
     interrupt = _Interrupt().install()
     rclpy.init(args=args)
-    with _cleanup(rclpy.create_node(name), interrupt=interrupt) as executor:
-        yield executor.get_nodes()[0], executor
+    try:
+        with _cleanup(rclpy.create_node(name), interrupt=interrupt) as executor:
+            yield executor.get_nodes()[0], executor
+    except Exception:
+        # a signal's shutdown under the script's own calls (a publisher created on the
+        # shut-down context): the end that was asked for, after the clean-up above
+        if not interrupt.seen:
+            raise
+        exit_if_signalled(0)
 
 
 def executor_option(argv, default=DEFAULT_EXECUTOR):
@@ -162,8 +187,15 @@ def make_executor(kind=DEFAULT_EXECUTOR):
 
 @contextlib.contextmanager
 def _cleanup(node, kind=DEFAULT_EXECUTOR, interrupt=None):
-    executor = make_executor(kind)
-    executor.add_node(node)
+    try:
+        executor = make_executor(kind)
+        executor.add_node(node)
+    except Exception:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        if interrupt is not None:
+            interrupt.finish()
+        raise
     try:
         yield executor
     finally:

@@ -18,7 +18,10 @@ refused with that reason and a new helper is started on the next use.
 The helper lives in a session of its own: a terminal's Ctrl-C (or launch's SIGINT to the
 group) reaches the node, not the helper, which would otherwise print a KeyboardInterrupt
 traceback from its blocking read. It ends when its requests pipe closes: the node closes it
-on shutdown, and the kernel does when the node dies in any way (SIGKILL included).
+on shutdown, and the kernel does when the node dies in any way (SIGKILL included); in the
+middle of a parse, the kernel ends it at once (prctl PR_SET_PDEATHSIG, Linux): it is killed
+when the thread that started it ends, which in a node is the worker that lives as long as
+the node (ros/lifetime.py says more of that caveat).
 
 No rclpy here (ModelSource uses it).
 """
@@ -42,7 +45,11 @@ _LENGTH = struct.Struct("<Q")
 # dynamics: ~0.7 s of CPU), so a node's start does not pay for it beside its own imports; most
 # nodes never get a description large enough to need it. It yields the CPU to the control
 # loop that waits for it.
-_SERVE = """import os, sys
+_SERVE = """import ctypes, os, signal, sys
+try:   # PR_SET_PDEATHSIG (Linux): end with the thread that started it
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+except (OSError, AttributeError):
+    pass
 if sys.stdin.buffer.peek(1):
     os.nice(10)
     from rbd_control.control.model.prepass import serve
