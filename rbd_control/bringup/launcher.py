@@ -104,6 +104,7 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    start_process()   # a signal before ROS is up, the parent's death (ros/lifetime.py)
     args = parse_args(argv)
     if args.sim == "dart" and importlib.util.find_spec("dartpy") is None:
         print("rbd_bringup: error: --sim dart needs dartpy: pip install rbd_control[dart]",
@@ -111,7 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         config, model = config_from_args(args)
-    start_process()   # a signal before ROS is up, the parent's death (ros/lifetime.py)
         excitation_msg = None
         if args.excite:
             from rbd_control.bringup.excite import excitation_plan

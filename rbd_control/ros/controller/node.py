@@ -186,12 +186,12 @@ class ControllerNode(Node):
         else:
             context.controller.set_model(candidate.built)
         context.joints = frozenset(context.controller.joint_names)
+        context.health.model_refused('')
         self.get_logger().info(f'model {candidate.model.name!r} from {source}: '
                                f'controlling {len(context.joints)} joints')
 
     def _load_description(self, xml, source):
         if self._shared.source.unchanged(xml):
-        context.health.model_refused('')
             # e.g. robot_state_publisher restarted: reloading would drop the trajectory
             self.get_logger().info(f'robot description from {source} unchanged')
             return
@@ -200,13 +200,13 @@ class ControllerNode(Node):
         except ModelRefused as error:
             keeping = 'keeping the previous model' if self._shared.controller else \
                 'no model yet, publishing nothing'
+            if self._shared.controller is None:   # /diagnostics says why nothing is commanded
+                self._shared.health.model_refused(f'description refused: {error}')
             self.get_logger().error(
                 f'rejected robot description from {source}: {error} ({keeping})')
             return
         self._adopt(candidate, source)
 
-            if self._shared.controller is None:   # /diagnostics says why nothing is commanded
-                self._shared.health.model_refused(f'description refused: {error}')
     def _adopt(self, candidate, source):
         """Use a model and show its gains (a new description from the parameter or the topic)."""
         with self._shared.lock:
