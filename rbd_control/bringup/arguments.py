@@ -95,7 +95,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="simulate this robot (.urdf or .xacro, same name:=value arguments) instead of "
         "--description, which the controller still gets: a robot whose URDF is off",
     )
-    parser.add_argument("--lockstep", action="store_true", help="one physics step per command")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="one physics step per command (the controller's state_timeout "
+                        "is then 1 s: the plant waits for it)")
     parser.add_argument("--sim", choices=ENGINES, default="mujoco",
                         help="physics engine of the simulator "
                              "(dart: pip install rbd_control[dart])")

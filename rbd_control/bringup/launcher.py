@@ -56,6 +56,11 @@ SPIN_S = 0.05        # the main loop's longest wait for the executor
 HOLD_S = 1.0         # sim seconds the start pose is held before the demo trajectory
 LOG_CHECK_S = 0.25   # wall seconds between two looks at the nodes' logs
 REFUSAL_GRACE_S = 2.0   # after one node's refusal, how long the other's may take to say its own
+# In lock step the plant waits for each command: a wall-clock gap between states is this
+# machine's load, not a lost sensor, and the simulator re-sends an unanswered state after
+# lockstep_kick_period (0.5 s). The default state_timeout (0.1 s) aborted the demo's goal on a
+# loaded 2-core machine (2 runs of ~12); rbd_bringup --lockstep gives the controller this.
+LOCKSTEP_STATE_TIMEOUT_S = 1.0
 
 
 class Refused(Exception):
@@ -99,7 +104,9 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
         controller_params_files=list(args.params_file),
         plant_urdf=plant,
         log_dir=args.log_dir,
-        extra_controller_parameters=excitation_parameters(args.lockstep) if args.excite else {},
+        extra_controller_parameters={
+            **({"state_timeout": LOCKSTEP_STATE_TIMEOUT_S} if args.lockstep else {}),
+            **(excitation_parameters(args.lockstep) if args.excite else {})},
     ), model
 
 
