@@ -44,6 +44,7 @@ from rbd_control.control.laws.gains import Gains
 from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
+from rbd_control.control.model.shadow import ShadowPrediction
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
                                             plan_model, softened)
 from rbd_control.control.safety.checks import EffortLimiter, StateMapper, safe_command
@@ -165,6 +166,7 @@ class Controller:
         self._damping = plan.joints.put(plan.damping)   # model order
         self._qdd_full = np.zeros(plan.model.nq)        # scratch: desired qdd, model order
         self._limiter = EffortLimiter(plan.effort_limit, self.config.effort_scale)
+        self._shadow = ShadowPrediction()   # shadow mode's torque of the measured state
         self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints,
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
                                    warnings=self.warnings)
@@ -269,7 +271,9 @@ class Controller:
         try:
             reaction = None if contact is None else self._contact_reaction(now, names, q_m,
                                                                            qd_m, effort)
-            if reaction == FLOAT:
+            if self.mode == "shadow":      # nothing commanded: no reaction either
+                command = self._predict(now, q_m, qd_m)
+            elif reaction == FLOAT:
                 command = self._float(q_m, qd_m)
             elif reaction == REFLEX:
                 command = self._reflex(q_m, qd_m)
@@ -483,6 +487,14 @@ class Controller:
         q_c = take(q)
         return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
                             q_c, qd, integrate=False, holding=True)
+
+    def _predict(self, now, q, qd):
+        """Shadow mode: feedforward = the model's torque at the measured state (model/shadow.py),
+        which the node publishes on ~/shadow_effort, never as a command."""
+        ff, take, n = self._shadow.torque(self.model, now, q, qd, self._plan_model.friction), \
+            self._map.take, len(self._map)
+        return self._finish(take(ff), np.zeros(n), take(q), take(qd), np.zeros(n), np.zeros(n),
+                            take(q), qd, integrate=False, holding=True)
 
     def _reflex(self, q, qd):
         """tau = g + K_R r (the observer's g and r of this state)."""

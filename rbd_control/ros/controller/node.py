@@ -74,6 +74,7 @@ from rbd_control.ros.controller.guarded_inputs import GuardedInputs
 from rbd_control.ros.controller.heavy_inputs import Keepalive
 from rbd_control.ros.controller.intake import clock_loop
 from rbd_control.ros.controller.parameter_callbacks import PARAMETER_SOURCE, ParameterCallbacks
+from rbd_control.ros.controller.shadow import ShadowTopics
 from rbd_control.ros.controller.state_path import StatePath
 from rbd_control.ros.controller.tuning import TuningPublisher
 from rbd_control.ros.parameter_binding import ConfigurationError, declare, declare_per_joint, value
@@ -114,6 +115,8 @@ class ControllerNode(Node):
         self._cartesian = CartesianTopics(self, context)
         # ~/external_torque, ~/external_wrench, ~/contact_state, ~/reset_collision
         self._contact = ContactTopics(self, context)
+        # mode shadow: ~/shadow_effort, ~/model_error (and nothing on command_topic)
+        self._shadow = ShadowTopics(self, context)
 
         # runtime sets; gains shown as parameters
         self._parameter_sets = ParameterCallbacks(self, context, self._corrections, self._use)
@@ -128,7 +131,8 @@ class ControllerNode(Node):
         # joint_states -> command_topic; its StateLoop is started by run.spin_node
         self._states = StatePath(self, context, self._value('command_topic'),
                                  tuning=self._tuning, cartesian=self._cartesian,
-                                 contact=self._contact, action=self._action)
+                                 contact=self._contact, action=self._action,
+                                 shadow=self._shadow)
         self.state_loop = self._states.loop
         self.clock_loop = clock_loop(self, self._clock_loop_failed)   # on sim time
         # runs the watchdog when the executor has not for two periods (heavy_inputs.py);
@@ -140,7 +144,8 @@ class ControllerNode(Node):
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self._value('diagnostics_period') > 0:
             DiagnosticsPublisher(self, context, self._value('diagnostics_period'),
-                                 extra=self._contact.diagnostics)
+                                 extra=lambda: (self._contact.diagnostics()
+                                                + self._shadow.diagnostics()))
         # Everything built so far (rclpy, numba, the model) lives as long as the node: out of
         # the cyclic collector's sight, a full collection triggered by a burst of message
         # objects (a 40,000-name state) no longer walks it all while holding the GIL.

@@ -33,8 +33,9 @@ class StatePath:
     run after each published command (None: that feature is off)."""
 
     def __init__(self, node, context, command_topic, *, tuning=None, cartesian=None,
-                 contact=None, action=None):
+                 contact=None, action=None, shadow=None):
         self._context = context
+        self._shadow = shadow      # ShadowTopics: mode shadow's topics (shadow.py)
         self._tuning, self._cartesian, self._contact, self._action = (
             tuning, cartesian, contact, action)
         self.seen = False          # the watchdog guards a stream that has started
@@ -118,6 +119,8 @@ class StatePath:
         context.health.clamped(command.saturated, command.joint_names, arrival)
         if published:
             self._hooks(now, command, header_stamp, names, q, qd)
+            if self._shadow is not None:
+                self._shadow.publish(now, command, header_stamp, names, msg.effort)
 
     def _hooks(self, now, command, stamp, names, q, qd):
         # a safe command for a state lacking commanded joints has no "actual" to show
@@ -137,7 +140,11 @@ class StatePath:
     def publish(self, command):
         """Publish command.tau, clamped to the URDF limits; a tau unfit to reach a motor (not
         finite, mis-sized) is replaced by the last good one (zero effort before any), so the
-        plant is never left without a command. True when command.tau itself was published."""
+        plant is never left without a command. True when command.tau itself was published.
+        In shadow mode nothing is published, a safe action's command neither: True for the
+        shadow command (its hooks run), False for any other."""
+        if self._context.controller.mode == 'shadow':
+            return command.mode == 'shadow'
         tau = np.asarray(command.tau, dtype=np.float64)
         limit = self._context.controller.effort_limit
         usable = True
