@@ -14,6 +14,7 @@ the hand and fingers as one rigid end.
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -24,21 +25,29 @@ from rbd_control.dynamics.urdf import rpy_matrix
 MOVING_TYPES = ("revolute", "continuous", "prismatic")
 
 
+ENTRY = re.compile(r"^\s*([^=]*[^=\s])\s*=\s*(\S+)\s*$")      # NAME=VALUE, spaces allowed
+
+
 def parse_fixed(entries) -> dict:
     """["NAME=VALUE", ...] -> {NAME: VALUE}; InputError naming the entry that is not one."""
     out = {}
     for entry in entries or []:
-        name, sep, value = str(entry).partition("=")
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not sep or not name.strip() or not math.isfinite(number):
+        match = ENTRY.match(str(entry))
+        value = _finite(match.group(2)) if match else None
+        if value is None:
             raise InputError(f"--fixed {entry!r} is not NAME=VALUE with a finite number")
-        if name.strip() in out:
-            raise InputError(f"--fixed names {name.strip()!r} twice")
-        out[name.strip()] = number
+        if match.group(1) in out:
+            raise InputError(f"--fixed names {match.group(1)!r} twice")
+        out[match.group(1)] = value
     return out
+
+
+def _finite(text):
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def held_positions(model, recorded, fixed=None, recorded_values=None) -> dict:
