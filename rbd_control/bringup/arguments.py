@@ -102,7 +102,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="physics engine of the simulator "
                              "(dart: pip install rbd_control[dart])")
     parser.add_argument("--demo-trajectory", action="store_true",
-                        help="after holding the start pose for a second, send one demo "
+                        help="after holding the start pose for 0.25 s, send one demo "
                         "trajectory within the robot's limits as a FollowJointTrajectory goal, "
                         "and report its result and RMS tracking error")
     parser.add_argument("--duration", type=seconds,

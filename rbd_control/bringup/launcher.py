@@ -53,7 +53,10 @@ from rbd_control.ros.lifetime import start_process
 # (numba compiles them on a fresh install's first start, minutes), and --help must not wait.
 
 SPIN_S = 0.05        # the main loop's longest wait for the executor
-HOLD_S = 1.0         # sim seconds the start pose is held before the demo trajectory
+# sim seconds the start pose is held (its drift printed) before the demo trajectory, whose
+# first point, the same pose, comes 0.5 s later; as short as the old 100 commands: a longer
+# wait left a 15 s run on a loaded machine without its demo
+HOLD_S = 0.25
 LOG_CHECK_S = 0.25   # wall seconds between two looks at the nodes' logs
 REFUSAL_GRACE_S = 2.0   # after one node's refusal, how long the other's may take to say its own
 # In lock step the plant waits for each command: a wall-clock gap between states is this
