@@ -15,6 +15,7 @@ from rbd_control.control.contact.config import ContactConfig
 from rbd_control.control.errors import ConfigError, brief
 from rbd_control.control.laws.gains import Gains
 from rbd_control.control.laws.per_joint import GainValue
+from rbd_control.control.safety.command_limits import LimitsConfig
 from rbd_control.control.safety.oscillation import OscillationThresholds
 from rbd_control.dynamics.friction import Friction
 from rbd_control.dynamics.joint_map import JointMap
@@ -91,6 +92,10 @@ class ControllerConfig:
     max_cartesian_error: Sequence[float] = _DEFAULT("max_cartesian_error")   # m, rad
     # external torque, wrench, collision detection and reaction (control/contact/); None: off
     contact: Optional[ContactConfig] = None
+    # the robot adds g(q) itself: the published command omits it (safety/command_limits.py)
+    robot_compensates_gravity: bool = _DEFAULT("robot_compensates_gravity")
+    # joint-limit bounds and the torque rate, the limits.* parameters (command_limits.py)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     @classmethod
     def from_parameters(cls, value: Callable[[str], Any],
@@ -103,7 +108,8 @@ class ControllerConfig:
         return cls(**table.read(value, cls), **(gains or {}),
                    contact=contact_from_parameters(value),
                    oscillation=OscillationThresholds(**table.read(value, OscillationThresholds,
-                                                                  "oscillation")))
+                                                                  "oscillation")),
+                   limits=LimitsConfig(**table.read(value, LimitsConfig, "limits")))
 
     def check(self):
         """Raise ConfigError naming the first invalid field. A field named like a parameter is
@@ -125,6 +131,7 @@ class ControllerConfig:
             self.oscillation.check()
         if self.contact is not None:
             self.contact.check()
+        self.limits.check()
 
     def _checked_elsewhere(self):
         """The fields the table cannot check as they are: fixed_positions (a mapping here, the
@@ -181,3 +188,6 @@ class ModelPlan:
     # what the loop design softens of the law: laws/loop_design.py's Softened records
     # (model/plan.py's softened: the task stiffness at the zero pose, the nullspace stiffness)
     softened: tuple = ()
+    # (k_position 1/s, k_velocity N m s/rad), command order: the soft joint
+    # limits' gains where the URDF has no <safety_controller> (model/plan.py)
+    limit_gains: tuple = ()

@@ -44,10 +44,10 @@ from rbd_control.control.laws.gains import Gains
 from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
-from rbd_control.control.model.shadow import ShadowPrediction
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
                                             plan_model, softened)
 from rbd_control.control.safety.checks import EffortLimiter, StateMapper, safe_command
+from rbd_control.control.safety.command_limits import CommandLimits
 from rbd_control.control.safety.oscillation import HOLD
 from rbd_control.control.safety.supervisor import LoopSupervisor
 from rbd_control.control.throttle import ThrottledWarnings
@@ -80,6 +80,7 @@ class Controller:
         self._last_update = None
         self.ignored_old_states = 0      # states stamped before the last one (out of order)
         self._map = None                 # command order <-> model order
+        self._limits = None              # the last terms of every command (command_limits.py)
         self._gain_table = GainTable()   # what set_gains gave, kept across models
         self.abort_reason = ""           # why the controller last dropped a trajectory itself
         # repeated reasons, "reason + count": the node logs warnings.due(now) once per period
@@ -109,6 +110,11 @@ class Controller:
     def effort_limit(self) -> np.ndarray:
         """|tau| bound per joint in command order (URDF <limit effort> or the override)."""
         return self._plan_model.effort_limit
+
+    @property
+    def command_limits(self):
+        """The last terms of every command (safety/command_limits.py): .acting() counts."""
+        return self._limits
 
     @property
     def age_guard(self):
@@ -166,7 +172,8 @@ class Controller:
         self._damping = plan.joints.put(plan.damping)   # model order
         self._qdd_full = np.zeros(plan.model.nq)        # scratch: desired qdd, model order
         self._limiter = EffortLimiter(plan.effort_limit, self.config.effort_scale)
-        self._shadow = ShadowPrediction()   # shadow mode's torque of the measured state
+        self._limits = CommandLimits(plan.model, plan.joints, self._limiter.limit, self.config,
+                                     *plan.limit_gains, self.warnings, self._limits)
         self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints,
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
                                    warnings=self.warnings)
@@ -262,7 +269,7 @@ class Controller:
         try:
             q_m, qd_m = self._mapper.map(names, q, qd)
         except MissingJointsError as exc:
-            return self._safe_for_missing(exc)
+            return self._safe_for_missing(exc, now)
         self._check_time_order(now)
         self._prepare_plan(now, q_m)
         if self._supervisor.late(age, now):
@@ -271,9 +278,7 @@ class Controller:
         try:
             reaction = None if contact is None else self._contact_reaction(now, names, q_m,
                                                                            qd_m, effort)
-            if self.mode == "shadow":      # nothing commanded: no reaction either
-                command = self._predict(now, q_m, qd_m)
-            elif reaction == FLOAT:
+            if reaction == FLOAT:
                 command = self._float(q_m, qd_m)
             elif reaction == REFLEX:
                 command = self._reflex(q_m, qd_m)
@@ -287,8 +292,10 @@ class Controller:
             raise
         except RbdError as exc:  # the dynamics refused the state: report, never crash
             raise StateError(f"dynamics rejected the state: {exc}") from exc
-        if contact is not None:
-            contact.applied(command.tau, command.desired_qdd)
+        # last: joint limits, gravity omitted, torque rate (in place)
+        felt = self._limits.apply(command.tau, now, q_m, qd_m, self.model)
+        if contact is not None:   # the torque the joints feel, the robot's gravity included
+            contact.applied(felt, command.desired_qdd)
         # only a state that produced a valid command counts as fresh for the watchdog
         self._accept_state(now, names, q, qd, q_m, qd_m)
         self._watch_oscillation(now, command, q_m)
@@ -409,8 +416,8 @@ class Controller:
             return None
         if self._supervisor.trip(self.config.safe_action):
             self._abort_for_safe_action()
-        return safe_command(self._supervisor.tripped, self.model, self._q, self._map,
-                            self._limiter)
+        return self._limited(now, safe_command(self._supervisor.tripped, self.model, self._q,
+                                               self._map, self._limiter), self._q)
 
     def _abort_for_safe_action(self):
         """A safe action came into force: abort the trajectory and reset the integral."""
@@ -420,7 +427,7 @@ class Controller:
         else:
             self._plan = TrajectoryPlan(len(self._joint_names))
 
-    def _safe_for_missing(self, exc: MissingJointsError) -> Command:
+    def _safe_for_missing(self, exc: MissingJointsError, now: float) -> Command:
         """A state lacks commanded joints (e.g. a robot whose joint was renamed): take the
         configured safe action now, at the best-known pose: the measured joints from this
         state, the missing ones from the last valid state (or fixed_positions / zero)."""
@@ -434,6 +441,12 @@ class Controller:
         self.warnings.warn("missing_joints", f"{exc}; {tripped} until they return")
         command = safe_command(tripped, self.model, q, self._map, self._limiter)
         command.reason = str(exc)
+        return self._limited(now, command, q)
+
+    def _limited(self, now, command, q):
+        """A safe command through the last terms (command_limits.py), with no fresh velocity;
+        'zero' holds nothing, so nothing of gravity is omitted from it."""
+        self._limits.apply(command.tau, now, q, None, self.model, command.mode != "safe_zero")
         return command
 
     def _watch_oscillation(self, now, command, q_m):
@@ -487,14 +500,6 @@ class Controller:
         q_c = take(q)
         return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
                             q_c, qd, integrate=False, holding=True)
-
-    def _predict(self, now, q, qd):
-        """Shadow mode: feedforward = the model's torque at the measured state (model/shadow.py),
-        which the node publishes on ~/shadow_effort, never as a command."""
-        ff, take, n = self._shadow.torque(self.model, now, q, qd, self._plan_model.friction), \
-            self._map.take, len(self._map)
-        return self._finish(take(ff), np.zeros(n), take(q), take(qd), np.zeros(n), np.zeros(n),
-                            take(q), qd, integrate=False, holding=True)
 
     def _reflex(self, q, qd):
         """tau = g + K_R r (the observer's g and r of this state)."""

@@ -17,8 +17,7 @@ __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER
            "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions",
            "friction_name", "CONTACT_REACTIONS", "CONTACT_LEVELS", "contact_levels_reason"]
 
-MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance",
-         "shadow")
+MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
 # rad/s over which the Coulomb friction term reaches f_c (tanh): the table default of
 # friction.epsilon. A literal, not identification.friction.DEFAULT_EPSILON, so that reading the
@@ -164,10 +163,7 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "triangle inequality, massless moving subtrees, a singular mass matrix, a "
               "floating base joint, missing or odd limits) instead of loading them and "
               "logging each warning once."),
-    Parameter("mode", "string", "feedforward_pd",
-              "Control law. shadow commands nothing: the model's torque at the measured state "
-              "goes to ~/shadow_effort and its error against joint_states' effort to "
-              "~/model_error and /diagnostics.", read_only=False, choices=MODES),
+    Parameter("mode", "string", "feedforward_pd", "Control law.", read_only=False, choices=MODES),
     Parameter("joints", "string_array", None,
               "Controlled joints, in the order of the command array. Empty: every moving "
               "joint of the URDF.", check=_check_joints, constraint="distinct, non-empty names"),
@@ -293,9 +289,6 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("oscillation.soften", "double", 0.5,
               "Bandwidth scale applied at each oscillation (Kp -> s^2 Kp, Kd -> s Kd), kept "
               "until the gains or the model change.", low=0.0, high=1.0, low_open=True),
-    Parameter("shadow.window", "double", 2.0,
-              "Shadow mode: seconds of states over which ~/model_error and /diagnostics report "
-              "each joint's RMS and peak model error.", read_only=False, low=0.05, high=600.0),
     Parameter("diagnostics_period", "double", 1.0,
               "Seconds between /diagnostics messages (loop health). 0: no diagnostics.",
               low=0.0, high=60.0),
@@ -311,6 +304,22 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("diagnostics.compute_error", "double", 0.005,
               "/diagnostics: ERROR when the p99 time to answer a state exceeds this, s.",
               **positive(10.0)),
+    Parameter("robot_compensates_gravity", "bool", False,
+              "The robot adds g(q) itself (Franka, KUKA FRI torque mode, UR direct torque): "
+              "the published command omits g(q) of the arm and payload; the observer, the "
+              "joint-limit bounds and the safe hold keep it; a safe 'zero' publishes zero."),
+    Parameter("limits.joint_limits", "bool", False,
+              "Bound every command (every mode, safe action, contact reaction) by the joints' "
+              "position and velocity limits as ros2_control's JointSoftLimiter does "
+              "(joint_limits.py). Read at start."),
+    Parameter("limits.soft_margin", "double", 0.15,
+              "rad (m): soft limits this far inside the hard ones (at most 1/4 of the range) "
+              "for joints without a URDF <safety_controller>. Read at start.", low=0.0, high=10.0),
+    Parameter("limits.torque_rate", "double", 0.0,
+              "N m/s (N/s) per joint: the published command changes by at most this times the "
+              "time since the last one (at most 2 expected_state_period), as libfranka's "
+              "limitRate (kMaxTorqueRate: 1000). Ramps from zero at start. 0: off. Read at "
+              "start.", low=0.0, high=1.0e7),
     Parameter("ee_link", "string", "",
               "cartesian_impedance: the end-effector link (any URDF link, e.g. tool0); its "
               "origin follows ~/target_pose. Empty: cartesian_impedance is unavailable."),

@@ -110,7 +110,8 @@ def test_from_parameters_reads_every_parameter_named_like_a_config_field_and_the
     config = ControllerConfig.from_parameters(value)
     named = {f.name for f in fields(ControllerConfig)} & {p.name for p in TABLE.fixed}
     assert named >= {"mode", "joints", "bandwidth_hz", "fixed_positions", "ee_link"}
-    groups = {p.name for p in TABLE.fixed if p.name.startswith(("contact.", "oscillation."))}
+    groups = {p.name for p in TABLE.fixed
+              if p.name.startswith(("contact.", "oscillation.", "limits."))}
     assert set(read) == named | groups
     assert config.contact is not None and config.oscillation == OscillationThresholds()
 
@@ -139,9 +140,10 @@ def test_from_parameters_takes_the_values_as_the_core_does():
 
 def test_every_field_named_like_a_parameter_has_the_tables_default():
     from rbd_control.control.contact import ContactConfig
+    from rbd_control.control.safety.command_limits import LimitsConfig
     from rbd_control.control.safety.health import HealthThresholds
     for config, group in ((ControllerConfig(), ""), (ContactConfig(), "contact"),
-                          (OscillationThresholds(), "oscillation"),
+                          (OscillationThresholds(), "oscillation"), (LimitsConfig(), "limits"),
                           (HealthThresholds(), "diagnostics")):
         backed = TABLE.backing(config, group)
         assert backed, group

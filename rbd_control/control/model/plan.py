@@ -27,7 +27,8 @@ from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.bounds import (MAX_PAYLOAD_INERTIA, MAX_PAYLOAD_MASS, MAX_PAYLOAD_OFFSET,
                                        MAX_PLAUSIBLE_POSITION, finite)
 
-__all__ = ["plan_model", "plan_gains", "designed_loop", "softened", "friction_compensation",
+__all__ = ["plan_model", "plan_gains", "limit_gains", "designed_loop", "softened",
+           "friction_compensation",
            "urdf_friction", "carrying_payload"]
 
 
@@ -49,7 +50,25 @@ def plan_model(model, config, warnings, mode=None) -> ModelPlan:
                      _fixed_positions(model, config, warnings),
                      friction_compensation(model, config.friction, config.friction_epsilon,
                                            config.use_urdf_friction),
-                     cartesian=law, softened=softened(model, law))
+                     cartesian=law, softened=softened(model, law),
+                     limit_gains=limit_gains(design, gains.reference_inertia,
+                                             effort_limit * config.effort_scale,
+                                             joint_map.take(np.asarray(model.velocity_limit))))
+
+
+def limit_gains(design, inertia, effort, velocity) -> tuple:
+    """(k_position, k_velocity) of the soft joint limits (safety/joint_limits.py), command
+    order. k_velocity = effort / velocity (ros2_control's effort bound -k_velocity (qd -
+    v_allowed) then grants the whole effort limit at rest and none at the velocity limit: the
+    bound shapes nothing the law does away from the limits), the designed loop's kd = 2 zeta w
+    d_i where a joint has no velocity limit; k_position = w / (2 zeta) (1/s), the loop's
+    bandwidth: a joint approaches its soft limit with the time constant the loop tracks with."""
+    d = np.asarray(inertia, dtype=float)
+    zeta, omega = design.damping_ratio, design.omega
+    velocity = np.asarray(velocity, dtype=float)
+    k_velocity = np.where(np.isfinite(velocity) & (velocity > 0.0),
+                          np.asarray(effort, dtype=float) / velocity, 2.0 * zeta * omega * d)
+    return np.full(d.size, omega / (2.0 * zeta)), k_velocity
 
 
 def designed_loop(config) -> LoopDesign:

@@ -2,9 +2,11 @@
 diagnostic_msgs/DiagnosticArray, the way rqt_robot_monitor and diagnostic_aggregator read it.
 
 One DiagnosticStatus named '<node name>: control loop', hardware_id the robot's name, level
-OK / WARN / ERROR, a one-line message and the statistics as key/value pairs. Published on a
-steady timer, so it keeps reporting (ERROR: no joint states) when a simulator and its /clock
-are gone.
+OK / WARN / ERROR, a one-line message and the statistics as key/value pairs; and one named
+'<node name>: limits': WARN while a joint limit or the torque rate
+(rbd_control/control/safety/command_limits.py) acted since the last message, naming each joint
+and limit with its count. Published on a steady timer, so it keeps reporting (ERROR: no joint
+states) when a simulator and its /clock are gone.
 """
 import time
 
@@ -28,6 +30,21 @@ def softened_values(softened):
                                                 (f'{s.name} requested', f'{s.requested:.4g}'))]
 
 
+def limits_status(acting, previous, name, hardware_id=''):
+    """The '<node>: limits' DiagnosticStatus from CommandLimits.acting() ({(joint, kind):
+    count since start}) and the one of the last message: WARN naming what acted since."""
+    recent = {key: count - previous.get(key, 0) for key, count in acting.items()
+              if count > previous.get(key, 0)}
+    words = ', '.join(f'{joint} {kind} x{count}'
+                      for (joint, kind), count in sorted(recent.items()))
+    level = DiagnosticStatus.WARN if recent else DiagnosticStatus.OK
+    message = f'limits acting: {words}' if recent else 'no limit acting'
+    values = [KeyValue(key=f'{joint} {kind}', value=str(count))
+              for (joint, kind), count in sorted(acting.items())]
+    return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
+                            values=values)
+
+
 class DiagnosticsPublisher:
     """Every `period` seconds: the ControllerContext's LoopHealth report (with the age guard,
     the oscillation detector and the load warnings of the model in use), followed by the
@@ -38,6 +55,8 @@ class DiagnosticsPublisher:
         self._context = context
         self._extra = extra
         self._name = f'{node.get_name()}: control loop'
+        self._limits_name = f'{node.get_name()}: limits'
+        self._acting = {}      # the limits' counts in the last message
         self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
         self._timer = node.create_timer(period, self._publish,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -46,6 +65,7 @@ class DiagnosticsPublisher:
         try:
             report, hardware_id, values = self._report()
             extra = [] if self._extra is None else self._extra()
+            extra = [*self._limits(hardware_id), *extra]
         except Exception as error:     # diagnostics must never take the node down
             self._node.get_logger().error(f'diagnostics failed: {type(error).__name__}: {error}',
                                           throttle_duration_sec=10.0)
@@ -54,6 +74,16 @@ class DiagnosticsPublisher:
         msg.header.stamp = self._node.get_clock().now().to_msg()
         msg.status = [status_msg(report, self._name, hardware_id, values), *extra]
         self._publisher.publish(msg)
+
+    def _limits(self, hardware_id):
+        """[the limits' status], or [] before a model is in use."""
+        controller = self._context.controller
+        if controller is None:
+            return []
+        acting = controller.command_limits.acting()
+        status = limits_status(acting, self._acting, self._limits_name, hardware_id)
+        self._acting = acting
+        return [status]
 
     def _report(self):
         """(HealthReport, the robot's name, further (key, text) values)."""
