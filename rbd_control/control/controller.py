@@ -44,6 +44,7 @@ from rbd_control.control.laws.gains import Gains
 from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.laws.integral import IntegralTerm
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
+from rbd_control.control.model.shadow import ShadowPrediction
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
                                             plan_model, softened)
 from rbd_control.control.safety.checks import EffortLimiter, StateMapper, safe_command
@@ -174,6 +175,7 @@ class Controller:
         self._limiter = EffortLimiter(plan.effort_limit, self.config.effort_scale)
         self._limits = CommandLimits(plan.model, plan.joints, self._limiter.limit, self.config,
                                      *plan.limit_gains, self.warnings, self._limits)
+        self._shadow = ShadowPrediction()   # shadow mode's torque of the measured state
         self._mapper = StateMapper(plan.model.joint_names, self.config.ignore_unknown_joints,
                                    commanded=plan.joints.index, fill=plan.fixed_positions,
                                    warnings=self.warnings)
@@ -278,7 +280,9 @@ class Controller:
         try:
             reaction = None if contact is None else self._contact_reaction(now, names, q_m,
                                                                            qd_m, effort)
-            if reaction == FLOAT:
+            if self.mode == "shadow":      # nothing commanded: no reaction either
+                command = self._predict(now, q_m, qd_m)
+            elif reaction == FLOAT:
                 command = self._float(q_m, qd_m)
             elif reaction == REFLEX:
                 command = self._reflex(q_m, qd_m)
@@ -292,8 +296,9 @@ class Controller:
             raise
         except RbdError as exc:  # the dynamics refused the state: report, never crash
             raise StateError(f"dynamics rejected the state: {exc}") from exc
-        # last: joint limits, gravity omitted, torque rate (in place)
-        felt = self._limits.apply(command.tau, now, q_m, qd_m, self.model)
+        # last: joint limits, gravity omitted, torque rate (in place); shadow publishes nothing
+        felt = (command.tau if self.mode == "shadow"
+                else self._limits.apply(command.tau, now, q_m, qd_m, self.model))
         if contact is not None:   # the torque the joints feel, the robot's gravity included
             contact.applied(felt, command.desired_qdd)
         # only a state that produced a valid command counts as fresh for the watchdog
@@ -500,6 +505,14 @@ class Controller:
         q_c = take(q)
         return self._finish(take(ff), take(fb), q_c.copy(), take(qd), np.zeros(n), np.zeros(n),
                             q_c, qd, integrate=False, holding=True)
+
+    def _predict(self, now, q, qd):
+        """Shadow mode: feedforward = the model's torque at the measured state (model/shadow.py),
+        which the node publishes on ~/shadow_effort, never as a command."""
+        ff, take, n = self._shadow.torque(self.model, now, q, qd, self._plan_model.friction), \
+            self._map.take, len(self._map)
+        return self._finish(take(ff), np.zeros(n), take(q), take(qd), np.zeros(n), np.zeros(n),
+                            take(q), qd, integrate=False, holding=True)
 
     def _reflex(self, q, qd):
         """tau = g + K_R r (the observer's g and r of this state)."""

@@ -17,7 +17,8 @@ __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER
            "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions",
            "friction_name", "CONTACT_REACTIONS", "CONTACT_LEVELS", "contact_levels_reason"]
 
-MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance")
+MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance",
+         "shadow")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
 # rad/s over which the Coulomb friction term reaches f_c (tanh): the table default of
 # friction.epsilon. A literal, not identification.friction.DEFAULT_EPSILON, so that reading the
@@ -163,7 +164,10 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "triangle inequality, massless moving subtrees, a singular mass matrix, a "
               "floating base joint, missing or odd limits) instead of loading them and "
               "logging each warning once."),
-    Parameter("mode", "string", "feedforward_pd", "Control law.", read_only=False, choices=MODES),
+    Parameter("mode", "string", "feedforward_pd",
+              "Control law. shadow commands nothing: the model's torque at the measured state "
+              "goes to ~/shadow_effort and its error against joint_states' effort to "
+              "~/model_error and /diagnostics.", read_only=False, choices=MODES),
     Parameter("joints", "string_array", None,
               "Controlled joints, in the order of the command array. Empty: every moving "
               "joint of the URDF.", check=_check_joints, constraint="distinct, non-empty names"),
@@ -289,6 +293,9 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("oscillation.soften", "double", 0.5,
               "Bandwidth scale applied at each oscillation (Kp -> s^2 Kp, Kd -> s Kd), kept "
               "until the gains or the model change.", low=0.0, high=1.0, low_open=True),
+    Parameter("shadow.window", "double", 2.0,
+              "Shadow mode: seconds of states over which ~/model_error and /diagnostics report "
+              "each joint's RMS and peak model error.", read_only=False, low=0.05, high=600.0),
     Parameter("diagnostics_period", "double", 1.0,
               "Seconds between /diagnostics messages (loop health). 0: no diagnostics.",
               low=0.0, high=60.0),
