@@ -1,9 +1,12 @@
-# Source me (bash or zsh) to use the ROS 2 Jazzy wheels from requirements/ros.txt:
+# Source me (bash or zsh) to enter the environment scripts/setup_env.sh (or demo.sh, test.sh)
+# built: the venv activated and the ROS 2 Jazzy wheels' variables set, in a fraction of a
+# second, installing nothing:
 #
 #     source scripts/ros_env.sh [VENV]
 #
 # VENV is the virtual environment holding the wheels. Without it: $RBD_VENV, then
-# $VIRTUAL_ENV, then .venv/ or venv/ in the repo or next to it.
+# $VIRTUAL_ENV, then .venv/ or venv/ in the repo or next to it. It is activated unless it
+# already is (its bin/ first on PATH: rbd_bringup, rbd_identify ...).
 #
 # Why each variable:
 #   LD_LIBRARY_PATH      rclpy dlopen()s message type support libraries by bare name;
@@ -39,6 +42,10 @@ _rbd_env_main() {
     fi
     venv="$(cd "$venv" && pwd)"
     python="$venv/bin/python"
+    if [ "${VIRTUAL_ENV:-}" != "$venv" ] && [ -f "$venv/bin/activate" ]; then
+        # shellcheck disable=SC1091
+        source "$venv/bin/activate" || return 1
+    fi
 
     # -S: do not run the venv's .pth files (the bootstrapper would re-exec us);
     # without site, sysconfig does not know the venv, so build the venv layout by hand.
