@@ -115,9 +115,11 @@ class ParameterCallbacks:
         if softened == self._softened:
             return
         logger = self._context.logger
-        if softened:
-            log = logger.warning if controller.mode == 'cartesian_impedance' else logger.info
-            log(describe_softened(softened))
+        # Two call sites: rclpy refuses one call site logging at two severities.
+        if softened and controller.mode == 'cartesian_impedance':
+            logger.warning(describe_softened(softened))
+        elif softened:
+            logger.info(describe_softened(softened))
         elif self._softened:
             logger.info('the loop design softens nothing that was asked')
         self._softened = softened
