@@ -221,7 +221,10 @@ def test_command_lines_parse(snippet, tmp_path):
     checked = 0
     for words in command_lines(snippet.code):
         if words[0] in ("source", ".") and words[1].startswith("scripts/"):
-            clean = {"HOME": os.environ.get("HOME", "/tmp"), "PATH": "/usr/bin:/bin"}
+            # RBD_VENV: the venv running this test (CI builds it outside the clone, where
+            # the reader's default .venv/ is not)
+            clean = {"HOME": os.environ.get("HOME", "/tmp"), "PATH": "/usr/bin:/bin",
+                     "RBD_VENV": sys.prefix}
             script = f"source {shlex.join(words[1:])} && command -v rbd_bringup"
             done = subprocess.run(["bash", "-c", script], cwd=ROOT, env=clean,
                                   capture_output=True, text=True, timeout=TIMEOUT_S)
