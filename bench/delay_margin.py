@@ -104,9 +104,11 @@ def old_gains(model, bandwidth_hz=8.0, damping_ratio=1.0) -> dict:
     return dict(kp=list(h * w * w), kd=list(2 * damping_ratio * w * h))
 
 
-def demo_trajectory(arm: Arm, joints) -> JointTrajectory:
+def demo_trajectory(arm: Arm, model) -> JointTrajectory:
+    """The demo through every joint of `model`, inside its limits (demo_waypoints)."""
+    joints = model.joint_names
     points = [TrajectoryPoint(list(q), list(v), list(a), time_from_start=float(t))
-              for t, q, v, a in demo_waypoints(arm.home, joints)]
+              for t, q, v, a in demo_waypoints(arm.home, joints, model)]
     return JointTrajectory(list(joints), points)
 
 
@@ -139,7 +141,7 @@ def run(arm: Arm, mode: str, period: int, delay: int, *, track=False, old=False,
     if track:
         s = sim.state()
         controller.update(s.time, s.names, s.position, s.velocity)
-        trajectory = demo_trajectory(arm, joints)
+        trajectory = demo_trajectory(arm, model)
         controller.set_trajectory(trajectory, s.time)
         seconds = trajectory.points[-1].time_from_start + TRACK_SETTLE
     in_flight = collections.deque()   # (step at which it reaches the plant, effort)
