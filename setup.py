@@ -39,6 +39,8 @@ setup(
         (f'share/{PACKAGE}', ['package.xml']),
         share('launch', 'launch/*.launch.py'),
         share('config', 'config/*.yaml'),
+        # the robot profiles (rbd_bringup --profile, arm.launch.py profile:=)
+        share('config/profiles', 'config/profiles/*.yaml'),
         share('urdf', f'{PACKAGE}/description/*.urdf'),
     ] + ([(f'lib/{PACKAGE}', sorted(glob('resource/lib/*')))]
          if 'bdist_wheel' in sys.argv else []),

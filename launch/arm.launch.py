@@ -2,7 +2,9 @@
 
     ros2 launch rbd_control arm.launch.py [mode:=computed_torque] [sim:=none|mujoco|dart|gazebo]
                                           [description_file:=/path/to/robot.urdf.xacro]
-                                          [robot_state_publisher:=true|false] [name:=value ...]
+                                          [robot_state_publisher:=true|false]
+                                          [profile:=franka_panda|ur_e_series|so101|none]
+                                          [name:=value ...]
 
 description_file is a .urdf, or a .xacro expanded by xacro (its Python API, through
 rbd_control.description.files) with every name:=value given to `ros2 launch` that is not
@@ -21,6 +23,12 @@ sim:=dart     the same node with DART as its physics engine (engine: dart; pip i
               rbd_control[dart]): Gazebo's default engine without Gazebo.
 sim:=gazebo   Gazebo Harmonic + gz_ros2_control (gazebo.launch.py) play both roles.
 With a simulator every node runs on sim time.
+
+profile:=NAME gives rbd_controller (and the simulator) config/profiles/NAME.yaml, the robot's
+own gravity, loop, joint limits and torque rate from its vendor's figures, after
+arm_controller.yaml; none (the default) gives nothing. Its values are checked against the
+nodes' parameter tables before any node starts (rbd_control.bringup.arguments, as
+rbd_bringup --profile checks them).
 """
 import os
 
@@ -32,6 +40,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from rbd_control.bringup.arguments import (profile_file, profile_files_for, profile_names,
+                                           profile_refusal)
 from rbd_control.description.files import description_for_launch
 from rbd_control.params.controller import MODES  # the node's modes, defined once
 
@@ -40,7 +50,7 @@ DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 CONTROLLER_CONFIG = 'config/arm_controller.yaml'
 GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
 SIMULATORS = ('none', 'mujoco', 'dart', 'gazebo')
-ARGUMENTS = ('mode', 'sim', 'description_file', 'robot_state_publisher')
+ARGUMENTS = ('mode', 'sim', 'description_file', 'robot_state_publisher', 'profile')
 BOOLEANS = ('true', 'false')
 
 
@@ -66,6 +76,10 @@ def choose(context, name, allowed):
 def launch_setup(context):
     mode = choose(context, 'mode', MODES)
     sim = choose(context, 'sim', SIMULATORS)
+    profile = choose(context, 'profile', profile_names())
+    refused = profile_refusal(profile_file(profile))
+    if refused:
+        raise ValueError(f'profile:={profile}: {refused}')
     use_sim_time = sim != 'none'
     description = ParameterValue(robot_description(context), value_type=str)
     if choose(context, 'robot_state_publisher', BOOLEANS) == 'true':
@@ -90,6 +104,8 @@ def launch_setup(context):
             executable='rbd_controller',
             parameters=[
                 share_path(CONTROLLER_CONFIG),
+                # the profile after the config: its robot's values win
+                *map(str, profile_files_for(profile, 'rbd_controller')),
                 {'mode': mode, 'use_sim_time': use_sim_time},
             ],
             output='screen',
@@ -99,7 +115,8 @@ def launch_setup(context):
         actions.append(Node(
             package=PACKAGE,
             executable='rbd_mujoco_sim',
-            parameters=[{'publish_clock': True, 'use_sim_time': False, 'engine': sim}],
+            parameters=[*map(str, profile_files_for(profile, 'rbd_mujoco_sim')),
+                        {'publish_clock': True, 'use_sim_time': False, 'engine': sim}],
             output='screen',
         ))
     elif sim == 'gazebo':
@@ -121,6 +138,9 @@ def generate_launch_description():
                               description='true: robot_state_publisher publishes '
                                           '/robot_description (and TF); false: '
                                           'rbd_description_publisher (no TF)'),
+        DeclareLaunchArgument('profile', default_value='none',
+                              description='robot profile (config/profiles/NAME.yaml): ' +
+                                          ' | '.join(profile_names())),
         DeclareLaunchArgument('description_file', default_value='',
                               description='.urdf or .xacro file (other name:=value are its '
                                           'xacro arguments); empty: the default arm'),

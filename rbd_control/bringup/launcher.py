@@ -2,6 +2,7 @@
 
     rbd_bringup [--mode computed_torque] [--description robot.urdf|robot.urdf.xacro]
                 [name:=value ...] [--config arm_controller.yaml] [--params-file more.yaml ...]
+                [--profile franka_panda|ur_e_series|so101|none]
                 [--plant-description real_robot.urdf]
                 [--lockstep] [--sim mujoco|dart] [--demo-trajectory] [--duration 20]
 
@@ -42,8 +43,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.arguments import parse_args
-from rbd_control.bringup.processes import (Bringup, BringupConfig, excitation_parameters,
+from rbd_control.bringup.arguments import parse_args, profile_files_for
+from rbd_control.bringup.processes import (CONTROLLER_NODE, SIMULATOR_NODE, Bringup,
+                                           BringupConfig, excitation_parameters,
                                            find_config_file, robot_parameters)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints, start_pose
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
@@ -104,7 +106,11 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
         engine=args.sim,
         initial_positions=start_pose(model) if args.description else dict(DEFAULT_ARM_HOME),
         joint_damping=not args.no_joint_damping,
-        controller_params_files=list(args.params_file),
+        # the profile before the user's files: theirs win
+        controller_params_files=[*profile_files_for(args.profile, CONTROLLER_NODE),
+                                 *args.params_file] if args.profile else list(args.params_file),
+        simulator_params_files=(profile_files_for(args.profile, SIMULATOR_NODE)
+                                if args.profile else []),
         plant_urdf=plant,
         log_dir=args.log_dir,
         extra_controller_parameters={

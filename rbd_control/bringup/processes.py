@@ -133,6 +133,8 @@ class BringupConfig:
     # rbd_mujoco_sim parameters on top (payload.*, stiff_friction)
     plant_urdf: str | None = None
     extra_simulator_parameters: dict = field(default_factory=dict)
+    # rbd_mujoco_sim --params-file YAMLs before its own parameters (a robot profile's)
+    simulator_params_files: list[Path] = field(default_factory=list)
     log_dir: Path | None = None  # None: a temporary directory
     robot_parameters: dict = field(default_factory=dict)   # when config_file is None
 
@@ -347,8 +349,10 @@ class Bringup:
             parameters["plant_description"] = self.config.plant_urdf
         parameters.update(self.config.extra_simulator_parameters)
         params = _write_params(self.log_dir / "simulator.yaml", SIMULATOR_NODE, parameters)
+        files = (*self.config.simulator_params_files, params)
         return NodeProcess(
-            SIMULATOR_NODE, SIMULATOR_MODULE, ["--params-file", str(params)],
+            SIMULATOR_NODE, SIMULATOR_MODULE,
+            [arg for path in files for arg in ("--params-file", str(path))],
             self.log_dir / "simulator.log",
         )
 

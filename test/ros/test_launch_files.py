@@ -24,6 +24,8 @@ def share_tree():
         tree[f'launch/{path.name}'] = path
     for path in (REPO / 'config').glob('*.yaml'):
         tree[f'config/{path.name}'] = path
+    for path in (REPO / 'config' / 'profiles').glob('*.yaml'):
+        tree[f'config/profiles/{path.name}'] = path
     for path in (REPO / 'rbd_control' / 'description').glob('*.urdf'):
         tree[f'urdf/{path.name}'] = path
     return tree
@@ -168,6 +170,36 @@ def test_yaml_joints_match_the_default_arm_and_the_gazebo_controller():
         'joint_state_broadcaster/JointStateBroadcaster'
     # the URDF's gz_ros2_control block must point at this file
     assert '$(find rbd_control)/config/gz_controllers.yaml' in urdf
+
+
+def test_arm_launch_profile_is_validated_and_given_to_both_nodes_after_the_config():
+    """profile:=NAME (default none) is checked like mode:= (choose, against the profiles
+    present) and its values against the tables (profile_refusal); its file goes to
+    rbd_controller after arm_controller.yaml and before the launch's own values, and to
+    rbd_mujoco_sim before its own; every profile is installed."""
+    from rbd_control.bringup.arguments import profile_names
+    tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
+    constants = module_constants(tree)
+    assert 'profile' in constants['ARGUMENTS']   # not a xacro argument
+    declared = {call.args[0].value: {k.arg: k.value for k in call.keywords}
+                for call in ast.walk(tree) if isinstance(call, ast.Call)
+                and getattr(call.func, 'id', '') == 'DeclareLaunchArgument'}
+    assert declared['profile']['default_value'].value == 'none'
+    source = ast.unparse(tree)
+    assert "choose(context, 'profile', profile_names())" in source
+    assert 'profile_refusal(profile_file(profile))' in source
+    parameters = {literal_or_constant(call['executable'], constants):
+                  ast.unparse(call['parameters']) for call in node_calls(tree)}
+    controller = parameters['rbd_controller']
+    assert controller.index('CONTROLLER_CONFIG') < \
+        controller.index("profile_files_for(profile, 'rbd_controller')") < \
+        controller.index("'mode': mode")
+    assert parameters['rbd_mujoco_sim'].index("profile_files_for(profile, 'rbd_mujoco_sim')") \
+        < parameters['rbd_mujoco_sim'].index("'publish_clock'")
+    installed = {name for name in share_tree() if name.startswith('config/profiles/')}
+    assert installed == {f'config/profiles/{name}.yaml' for name in profile_names()}
+    assert {'franka_panda', 'ur_e_series', 'so101', 'none'} <= set(profile_names())
+    assert "share('config/profiles', 'config/profiles/*.yaml')" in SETUP_PY
 
 
 def test_setup_cfg_puts_scripts_where_ros2_run_looks():

@@ -40,6 +40,8 @@ def test_wheel_installs_share_files_ament_marker_and_console_scripts(tmp_path):
         'share/rbd_control/launch/gazebo.launch.py',
         'share/rbd_control/config/arm_controller.yaml',
         'share/rbd_control/config/gz_controllers.yaml',
+        'share/rbd_control/config/profiles/franka_panda.yaml',
+        'share/rbd_control/config/profiles/none.yaml',
         'share/rbd_control/urdf/rbd_arm.urdf',
     }
     assert {DATA + path for path in expected_share} <= names
@@ -111,6 +113,7 @@ INSTALLED_FILES = [
     'share/rbd_control/launch/arm.launch.py',
     'share/rbd_control/launch/gazebo.launch.py',
     'share/rbd_control/config/arm_controller.yaml',
+    'share/rbd_control/config/profiles/ur_e_series.yaml',
     'share/rbd_control/urdf/rbd_arm.urdf',
 ]
 EXECUTABLES = ['rbd_controller', 'rbd_mujoco_sim', 'rbd_bringup']
