@@ -24,7 +24,7 @@ sim:=dart     the same node with DART as its physics engine (engine: dart; pip i
 sim:=gazebo   Gazebo Harmonic + gz_ros2_control (gazebo.launch.py) play both roles.
 With a simulator every node runs on sim time.
 
-profile:=NAME gives rbd_controller (and the simulator) config/profiles/NAME.yaml, the robot's
+profile:=NAME gives rbd_controller (and the simulator) config/profiles/<name>.yaml, the robot's
 own gravity, loop, joint limits and torque rate from its vendor's figures, after
 arm_controller.yaml; none (the default) gives nothing. Its values are checked against the
 nodes' parameter tables before any node starts (rbd_control.bringup.arguments, as
@@ -139,7 +139,7 @@ def generate_launch_description():
                                           '/robot_description (and TF); false: '
                                           'rbd_description_publisher (no TF)'),
         DeclareLaunchArgument('profile', default_value='none',
-                              description='robot profile (config/profiles/NAME.yaml): ' +
+                              description='robot profile (config/profiles/<name>.yaml): ' +
                                           ' | '.join(profile_names())),
         DeclareLaunchArgument('description_file', default_value='',
                               description='.urdf or .xacro file (other name:=value are its '

@@ -5,7 +5,7 @@ Every refusal is one line on stderr naming the argument, `rbd_bringup: error: ar
 functions, and `OneLineParser.error` prints argparse's message without the usage block.
 No rclpy and no numpy here: --help answers at once.
 
-Robot profiles (--profile NAME) are the parameter files config/profiles/NAME.yaml, found where
+Robot profiles (--profile NAME) are the parameter files config/profiles/<name>.yaml, found where
 config/arm_controller.yaml is (processes.find_config_file); `profile_names`,
 `profile_files_for` and `profile_refusal` serve rbd_bringup and launch/arm.launch.py alike.
 """
@@ -80,7 +80,7 @@ def existing_file(text: str) -> Path:
 
 
 def profile_file(name: str) -> Path:
-    """config/profiles/NAME.yaml where config/arm_controller.yaml is found."""
+    """config/profiles/<name>.yaml where config/arm_controller.yaml is found."""
     return find_config_file(f"{PROFILES_DIR}/{name}.yaml")
 
 
@@ -181,7 +181,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "rbd_identify's friction.yaml, payload.yaml); repeatable")
     parser.add_argument("--profile", type=profile, metavar="NAME",
                         help="robot profile, one of: " + ", ".join(profile_names()) +
-                        f" ({PROFILES_DIR}/NAME.yaml): the gravity the robot adds, its loop, "
+                        f" ({PROFILES_DIR}/<name>.yaml): the gravity the robot adds, its loop, "
                         "joint limits and torque rate from the vendor's figures, for the "
                         "controller (and the simulator: a plant that adds gravity), after "
                         "--config and before --params-file (which wins)")
