@@ -9,7 +9,9 @@ split into as many whole periods of at least that length as fit, each stretched 
 fill SECONDS exactly (excitation_period): the series repeats, and ends at rest, only after
 a whole period. Every /joint_states message (position, velocity; effort from the next
 message, see JointStateRecorder.recording) until it has ended goes to FILE (.npz: joints, t,
-q, qd, tau), which `rbd_identify --recording FILE` reads.
+q, qd, tau), which `rbd_identify --recording FILE` reads. The recorded positions are then
+compared with the plan (plan_error): an arm that did not follow it (the controller dropped the
+trajectory) fails the run, and says so, instead of handing over a recording of a held arm.
 """
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ LEAD_IN_S = 3.0        # from the current pose to the excitation's start, at res
 SETTLE_S = 0.5
 POINT_PERIOD_S = 0.02  # JointTrajectory points (quintic in between)
 OPTIMISER_ITERATIONS = 100   # condition-number evaluations (~10 s for a 6-joint arm)
+# The recorded motion's RMS error from the plan, over the plan's own RMS motion, above which
+# the arm did not follow it: a trajectory the controller dropped (its watchdog on late joint
+# states, on a loaded machine in real time) leaves the arm held, about 1; followed, ~0.01.
+MAX_RELATIVE_ERROR = 0.5
 
 
 class JointStateRecorder:
@@ -64,6 +70,20 @@ class JointStateRecorder:
               if all(len(m.velocity) == len(m.name) for m in rows) else None)
         return Recording(tuple(joints), t, take("position", rows[:-1]), take("effort", rows[1:]),
                          qd)
+
+
+def plan_error(msg, recording: Recording, started: float) -> tuple[float, float]:
+    """(RMS error of the recorded positions from the planned ones in rad, the same relative
+    to the plan's RMS motion) after the lead-in; `started`: the stamp the plan was sent at."""
+    plan_t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
+                       for p in msg.points])
+    plan_q = np.array([p.positions for p in msg.points])
+    t = recording.t - started
+    inside = (t >= LEAD_IN_S) & (t <= plan_t[-1])
+    planned = np.column_stack([np.interp(t[inside], plan_t, column) for column in plan_q.T])
+    error = float(np.sqrt(np.mean((recording.q[inside] - planned) ** 2)))
+    motion = float(np.sqrt(np.mean((planned - planned.mean(axis=0)) ** 2)))
+    return error, error / motion
 
 
 def excitation_period(duration: float) -> float:
@@ -117,6 +137,8 @@ class Excitation:
             JointTrajectory, "/rbd_controller/joint_trajectory", 10)
         self.started = None
         self.recorded: Path | None = None
+        self.followed = False     # the recorded motion is the plan's (plan_error)
+        self.summary = ""
 
     def start(self):
         if self.recorder.last_time is None or self.publisher.get_subscription_count() == 0:
@@ -131,7 +153,17 @@ class Excitation:
         if self.started is None or self.recorder.last_time < self.started + self.length + SETTLE_S:
             return None
         self.output.parent.mkdir(parents=True, exist_ok=True)
-        path = self.recorded = self.recorder.recording(self.joints, self.started).save(self.output)
-        print(f"rbd_bringup: excitation recorded to {path}; identify with "
-              f"rbd_identify --recording {path}", flush=True)
+        recording = self.recorder.recording(self.joints, self.started)
+        path = self.recorded = recording.save(self.output)
+        error, relative = plan_error(self.msg, recording, self.started)
+        self.followed = relative <= MAX_RELATIVE_ERROR
+        self.summary = (f"excitation recorded to {path}, RMS error from the plan "
+                        f"{1e3 * error:.1f} mrad ({100 * relative:.0f} % of its motion)")
+        if self.followed:
+            print(f"rbd_bringup: {self.summary}; identify with rbd_identify --recording {path}",
+                  flush=True)
+        else:
+            self.summary += (": the arm did not follow it, a recording not worth fitting (the "
+                             "controller's log says why; on a loaded machine try --lockstep)")
+            print(f"rbd_bringup: {self.summary}", flush=True)
         return path

@@ -277,8 +277,8 @@ class _Run:
         if self.excitation is not None:
             if self.excitation.recorded is None:
                 unfinished.append("the excitation had not ended when the run stopped")
-            else:
-                done.append(f"excitation recorded to {self.excitation.recorded}")
+            else:   # recorded: did the arm follow it?
+                (done if self.excitation.followed else failures).append(self.excitation.summary)
         if failures:
             print(f"rbd_bringup: FAILED: {'; '.join(failures)}", flush=True)
             return 1
