@@ -317,7 +317,9 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "joint-limit bounds and the safe hold keep it; a safe 'zero' publishes zero."),
     Parameter("limits.joint_limits", "bool", False, "Bound every command (every mode, safe "
               "action, contact reaction) by the joints' position and velocity limits as "
-              "ros2_control's JointSoftLimiter does (joint_limits.py). Read at start."),
+              "ros2_control's JointSoftLimiter does (joint_limits.py). Read at start. Not yet "
+              "for a real arm: with 1 ms of delay or more its velocity bounds can make light "
+              "joints unstable (doc/concepts/safety_and_loop.md)."),
     Parameter("limits.soft_margin", "double", 0.15,
               "rad (m): soft limits this far inside the hard ones (at most 1/4 of the range) "
               "for joints without a URDF <safety_controller>. Read at start.", low=0.0, high=10.0),
