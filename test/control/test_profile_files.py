@@ -80,10 +80,9 @@ def test_every_value_has_its_source_in_a_comment_beside_it(path):
     assert values == sum(len(v) for v in profile_sections(path).values())
 
 
-@pytest.mark.parametrize("name", sorted(PROFILE_ROBOTS))
-def test_the_core_takes_each_profile_on_its_arm(name):
-    """ControllerConfig from the profile's values passes its checks, and a Controller on the
-    profile's arm builds its limits from them."""
+def profile_controller(name: str):
+    """(the profile's rbd_controller values, a Controller on its arm configured by them, as
+    the node reads its parameters: ControllerConfig.from_parameters, checked)."""
     from rbd_control.control import Controller, ControllerConfig
     from rbd_control.dynamics import load_urdf
     from rbd_control.params.controller import CONTROLLER_PARAMETERS
@@ -92,8 +91,15 @@ def test_the_core_takes_each_profile_on_its_arm(name):
     config = ControllerConfig.from_parameters(
         lambda parameter: values.get(parameter, CONTROLLER_PARAMETERS[parameter].default))
     config.check()
-    assert config.limits.torque_rate == values["limits.torque_rate"]
-    controller = Controller(load_urdf((robots_dir() / PROFILE_ROBOTS[name]).read_text()), config)
+    model = load_urdf((robots_dir() / PROFILE_ROBOTS[name]).read_text())
+    return values, Controller(model, config)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILE_ROBOTS))
+def test_the_core_takes_each_profile_on_its_arm(name):
+    """ControllerConfig from the profile's values passes its checks, and a Controller on the
+    profile's arm builds its limits from them."""
+    values, controller = profile_controller(name)
     limits = controller.command_limits
     assert limits.bounded and limits.torque_rate == values["limits.torque_rate"]
     assert limits.compensates_gravity == values["robot_compensates_gravity"]

@@ -11,7 +11,6 @@ themselves, without ROS: test/control/test_profile_files.py.
 """
 from __future__ import annotations
 
-import math
 import re
 import subprocess
 import sys
@@ -32,19 +31,13 @@ RUN_TIMEOUT_S = 90.0
 SAMPLE_PERIOD_S = 0.05     # /joint_states sampled at ~20 Hz: the nodes keep the 2 cores
 
 
-def soft_limits(model, margin: float):
-    """{joint: (soft_lower, soft_upper)} as control/safety/command_limits.soft_limits makes
-    them: the URDF's <safety_controller>, else `margin` inside the hard limits (at most a
-    quarter of the range), clipped to the hard limits."""
-    limits = {}
-    for j, name in enumerate(model.joint_names):
-        lower, upper = (float(v) for v in model.position_limits[j])
-        soft = [float(v) for v in model.safety_controller[j][:2]]
-        if not all(math.isfinite(v) for v in soft):
-            inset = min(margin, 0.25 * (upper - lower))
-            soft = [lower + inset, upper - inset]
-        limits[name] = (max(soft[0], lower), min(soft[1], upper))
-    return limits
+def soft_limits(profile: str) -> dict:
+    """{joint: (soft_lower, soft_upper)} the controller builds for the profile's arm
+    (control/safety/command_limits.soft_limits, through a Controller configured by it)."""
+    _, controller = profile_files.profile_controller(profile)
+    joints = controller.command_limits.joints
+    return {name: (float(joints.soft_lower[j]), float(joints.soft_upper[j]))
+            for j, name in enumerate(controller.command_limits.joint_names)}
 
 
 def run_sampled(args, env, node):
@@ -74,9 +67,6 @@ def run_sampled(args, env, node):
 @pytest.mark.parametrize("profile", sorted(ROBOTS))
 def test_each_profile_holds_and_tracks_its_arm_in_real_time(ros_env, ros_node, tmp_path,
                                                             profile):
-    from rbd_control.bringup.arguments import profile_file, profile_sections
-    from rbd_control.dynamics import load_urdf
-
     description = any_robot.robots_dir() / any_robot.ROBOTS[ROBOTS[profile]]
     status, output, samples = run_sampled(
         ["--description", str(description), "--profile", profile, "--demo-trajectory",
@@ -89,9 +79,7 @@ def test_each_profile_holds_and_tracks_its_arm_in_real_time(ros_env, ros_node, t
     print(f"{profile} on {ROBOTS[profile]}: start drift {held[1]} mrad, RMS tracking "
           f"{rms:.3f} mrad, {len(samples)} joint states sampled")
 
-    model = load_urdf(description.read_text())
-    margin = profile_sections(profile_file(profile))["rbd_controller"]["limits.soft_margin"]
-    bounds = soft_limits(model, margin)
+    bounds = soft_limits(profile)
     assert len(samples) > 50, f"only {len(samples)} joint states sampled\n{output}"
     for msg in samples:
         for name, position in zip(msg.name, msg.position):
