@@ -18,9 +18,9 @@ from rbd_control.params.docs import tables
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("index", "getting_started", "demo", "concepts/dynamics", "concepts/control_laws",
          "concepts/trajectories", "concepts/safety_and_loop", "concepts/identification",
-         "concepts/simulators", "howto/own_robot", "howto/moveit", "howto/gazebo",
-         "howto/identify", "howto/tune_gains", "howto/payload", "reference/parameters",
-         "reference/topics", "reference/api", "reference/controller_core",
+         "concepts/simulators", "howto/own_robot", "howto/real_arm", "howto/moveit",
+         "howto/gazebo", "howto/identify", "howto/tune_gains", "howto/payload",
+         "reference/parameters", "reference/topics", "reference/api", "reference/controller_core",
          "reference/dynamics_api", "benchmarks", "architecture", "limits")
 
 
