@@ -23,6 +23,10 @@ does in a ROS launch file; the description is then parsed as the nodes will pars
 (the dynamics' load_urdf), and a refused file or argument (arguments.py) ends the command
 with one line naming it, exit status 2, before any node starts.
 
+A robot profile (--profile NAME, arguments.py): config/profiles/<name>.yaml goes to the
+controller after the config and before every --params-file, and to the simulator before its
+own parameters; its values are checked against both nodes' tables before any node starts.
+
 Another robot (--description) without --config: config/arm_controller.yaml names the default
 arm's joints and tool, so the controller gets only the rest of it plus every moving joint of
 the description (processes.robot_parameters); the simulator starts it at the middle of each
