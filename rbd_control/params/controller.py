@@ -318,8 +318,7 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("limits.joint_limits", "bool", False, "Bound every command (every mode, safe "
               "action, contact reaction) by the joints' position and velocity limits as "
               "ros2_control's JointSoftLimiter does (joint_limits.py). Read at start. Not yet "
-              "for a real arm: with 1 ms of delay or more its velocity bounds can make light "
-              "joints unstable (doc/concepts/safety_and_loop.md)."),
+              "for a real arm: with delay, light joints can go unstable (safety_and_loop.md)."),
     Parameter("limits.soft_margin", "double", 0.15,
               "rad (m): soft limits this far inside the hard ones (at most 1/4 of the range) "
               "for joints without a URDF <safety_controller>. Read at start.", low=0.0, high=10.0),

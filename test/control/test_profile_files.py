@@ -54,7 +54,8 @@ def test_every_value_is_a_parameter_of_its_node_that_its_table_accepts(path):
         return
     controller = sections[CONTROLLER_NODE]
     assert DECLARED <= set(controller), DECLARED - set(controller)
-    assert controller["limits.joint_limits"] is True
+    # off in every profile until the bounds are stable on a delayed loop (safety_and_loop.md)
+    assert controller["limits.joint_limits"] is False
     assert controller["limits.torque_rate"] > 0.0
     # the simulated plant adds gravity exactly when the robot does
     assert sections[SIMULATOR_NODE]["plant_compensates_gravity"] == \
@@ -101,7 +102,8 @@ def test_the_core_takes_each_profile_on_its_arm(name):
     profile's arm builds its limits from them."""
     values, controller = profile_controller(name)
     limits = controller.command_limits
-    assert limits.bounded and limits.torque_rate == values["limits.torque_rate"]
+    assert limits.bounded == values["limits.joint_limits"]
+    assert limits.torque_rate == values["limits.torque_rate"]
     assert limits.compensates_gravity == values["robot_compensates_gravity"]
 
 
