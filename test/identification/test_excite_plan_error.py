@@ -1,6 +1,6 @@
 """rbd_bringup --excite judges its recording against the plan (excite.plan_error): an arm
 held where the lead-in left it (the controller dropped the trajectory) is not a recording
-to fit, one that followed it is."""
+to fit, one that followed it is; and through the nodes, a dropped excitation is a FAILED run."""
 import numpy as np
 
 from rbd_control.bringup.excite import LEAD_IN_S, MAX_RELATIVE_ERROR, plan_error
@@ -43,3 +43,24 @@ def test_an_arm_held_after_the_lead_in_did_not_follow_it():
     held = recording_of(lambda t: planned(np.minimum(t, 3.5)))
     error, relative, _ = plan_error(plan_msg(), held, STARTED)
     assert relative > MAX_RELATIVE_ERROR and error > 0.2
+
+
+def test_bringup_says_failed_when_the_controller_drops_the_excitation(ros_env, tmp_path):
+    """Through the nodes: a state_timeout no state gap can meet makes the watchdog drop the
+    trajectory (as late states on a loaded machine did), and the run is a failure."""
+    import subprocess
+    import sys
+
+    tight = tmp_path / "tight.yaml"
+    tight.write_text("/**:\n  ros__parameters:\n    state_timeout: 0.00001\n")
+    record = tmp_path / "held.npz"
+    result = subprocess.run(
+        [sys.executable, "-m", "rbd_control.bringup.launcher", "--excite", "10", "--record",
+         str(record), "--params-file", str(tight), "--duration", "120",
+         "--log-dir", str(tmp_path)],
+        env=ros_env, capture_output=True, text=True, timeout=150)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "rbd_bringup: FAILED: excitation recorded to" in output, output
+    assert "the arm did not follow it" in output, output
+    assert record.exists()    # kept, for a look
