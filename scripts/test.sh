@@ -48,7 +48,8 @@ sim_no_node=(test/sim/test_any_robot_holds.py test/sim/test_dart_plant.py
 no_node_a=(test/dynamics test/description test/test_docs.py "${sim_no_node[@]}")
 no_node_b=(test --ignore=test/ros --ignore=test/sim --ignore=test/dynamics
            --ignore=test/description --ignore=test/test_docs.py)
-starts_nodes=(test/identification/test_bringup_excite.py test/identification/test_node_corrections.py)
+starts_nodes=(test/identification/test_bringup_excite.py test/identification/test_node_corrections.py
+              test/identification/test_excite_plan_error.py)
 for file in "${starts_nodes[@]}"; do no_node_b+=(--ignore="$file"); done
 sim_nodes=(test/sim --ignore "$demo_test")
 for file in "${sim_no_node[@]}"; do sim_nodes+=(--ignore "$file"); done
