@@ -25,9 +25,9 @@ sim:=gazebo   Gazebo Harmonic + gz_ros2_control (gazebo.launch.py) play both rol
 With a simulator every node runs on sim time.
 
 profile:=NAME gives rbd_controller (and the simulator) config/profiles/<name>.yaml, the robot's
-own gravity, loop, joint limits and torque rate from its vendor's figures, after
+own gravity, loop, soft-limit margins and torque rate from its vendor's figures, after
 arm_controller.yaml; none (the default) gives nothing. Its values are checked against the
-nodes' parameter tables before any node starts (rbd_control.bringup.arguments, as
+nodes' parameter tables before any node starts (rbd_control.bringup.profiles, as
 rbd_bringup --profile checks them).
 """
 import os
@@ -40,8 +40,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from rbd_control.bringup.arguments import (profile_file, profile_files_for, profile_names,
-                                           profile_refusal)
+from rbd_control.bringup.profiles import (profile_file, profile_files_for, profile_names,
+                                          profile_refusal)
 from rbd_control.description.files import description_for_launch
 from rbd_control.params.controller import MODES  # the node's modes, defined once
 

@@ -5,9 +5,7 @@ Every refusal is one line on stderr naming the argument, `rbd_bringup: error: ar
 functions, and `OneLineParser.error` prints argparse's message without the usage block.
 No rclpy and no numpy here: --help answers at once.
 
-Robot profiles (--profile NAME) are the parameter files config/profiles/<name>.yaml, found where
-config/arm_controller.yaml is (processes.find_config_file); `profile_names`,
-`profile_files_for` and `profile_refusal` serve rbd_bringup and launch/arm.launch.py alike.
+--profile NAME takes a robot profile (bringup/profiles.py) present and accepted by its nodes.
 """
 from __future__ import annotations
 
@@ -17,24 +15,16 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-import yaml
-
-from rbd_control.bringup.processes import (CONFIG_FILE, CONTROLLER_NODE, SIMULATOR_NODE,
-                                           find_config_file)
-from rbd_control.params.controller import CONTROLLER_PARAMETERS, MODES
-from rbd_control.params.simulator import ENGINES, SIM_PARAMETERS
+from rbd_control.bringup.processes import CONFIG_FILE
+from rbd_control.bringup.profiles import (PROFILES_DIR, profile_file, profile_names,
+                                          profile_refusal)
+from rbd_control.params.controller import MODES
+from rbd_control.params.simulator import ENGINES
 
 # The excitation's shortest period (identification.excitation_trajectory's default): its
 # lowest frequency is 1 / period. A longer --excite is split into whole periods of at least
 # this length, each stretched so that they fill SECONDS exactly (excite.excitation_period).
 EXCITATION_PERIOD_S = 10.0
-
-PROFILES_DIR = "config/profiles"
-NO_PROFILE = "none"      # the profile that sets nothing: its file holds no section
-# the nodes a profile may set, and the parameter table each one's values must pass
-PROFILE_TABLES = {CONTROLLER_NODE: CONTROLLER_PARAMETERS, SIMULATOR_NODE: SIM_PARAMETERS}
-# what rcl takes for each parameter type (a YAML integer is refused for a double)
-YAML_TYPES = {"bool": (bool,), "integer": (int,), "double": (float,), "string": (str,)}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -79,69 +69,6 @@ def existing_file(text: str) -> Path:
     return path
 
 
-def profile_file(name: str) -> Path:
-    """config/profiles/<name>.yaml where config/arm_controller.yaml is found."""
-    return find_config_file(f"{PROFILES_DIR}/{name}.yaml")
-
-
-def profile_names() -> tuple[str, ...]:
-    """The profiles present: the names of config/profiles/*.yaml (none found: ())."""
-    try:
-        folder = profile_file(NO_PROFILE).parent
-    except FileNotFoundError:
-        return ()
-    return tuple(sorted(path.stem for path in folder.glob("*.yaml")))
-
-
-def profile_sections(path: Path) -> dict:
-    """{node: {parameter: value}} of a profile file (ValueError: not such a file)."""
-    document = yaml.safe_load(Path(path).read_text())
-    if document is None:
-        return {}
-    if not isinstance(document, dict):
-        raise ValueError(f"{path}: not a ROS 2 parameter file")
-    sections = {}
-    for node, section in document.items():
-        if not isinstance(section, dict) or not isinstance(section.get("ros__parameters"), dict):
-            raise ValueError(f"{path}: {node} has no ros__parameters mapping")
-        sections[node] = section["ros__parameters"]
-    return sections
-
-
-def profile_refusal(path: Path) -> str | None:
-    """Why the profile file `path` cannot be used, or None: a node other than PROFILE_TABLES',
-    a parameter not in that node's table or per joint (a profile holds for any robot), a value
-    of the wrong YAML type or refused by the table's checks (a negative limits.torque_rate; a
-    negative limits.soft_margin, which would put the soft limits outside the hard ones)."""
-    try:
-        sections = profile_sections(path)
-    except (ValueError, yaml.YAMLError) as error:
-        return str(error).splitlines()[0]
-    for node, values in sections.items():
-        table = PROFILE_TABLES.get(node)
-        if table is None:
-            return f"{path.name}: unknown node {node!r} (one of {', '.join(PROFILE_TABLES)})"
-        for name, value in values.items():
-            found = table.lookup(name)
-            if found is None or found[1] is not None:
-                return f"{path.name}: {name} is not a parameter of {node} for every robot"
-            kind = found[0].type
-            types = YAML_TYPES.get(kind)
-            if types and (not isinstance(value, types) or
-                          isinstance(value, bool) and bool not in types):
-                return f"{path.name}: {name} must be a YAML {kind}, got {value!r}"
-            reason = table.validate(name, value)
-            if reason:
-                return f"{path.name}: {reason}"
-    return None
-
-
-def profile_files_for(name: str, node: str) -> list[Path]:
-    """[the profile's file] when it sets parameters of `node`, else [] (the profile 'none')."""
-    path = profile_file(name)
-    return [path] if profile_sections(path).get(node) else []
-
-
 def profile(text: str) -> str:
     """A profile present in config/profiles whose values its nodes accept."""
     names = profile_names()
@@ -182,7 +109,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", type=profile, metavar="NAME",
                         help="robot profile, one of: " + ", ".join(profile_names()) +
                         f" ({PROFILES_DIR}/<name>.yaml): the gravity the robot adds, its loop, "
-                        "joint limits and torque rate from the vendor's figures, for the "
+                        "soft-limit margins and torque rate from the vendor's figures, for the "
                         "controller (and the simulator: a plant that adds gravity), after "
                         "--config and before --params-file (which wins)")
     parser.add_argument(

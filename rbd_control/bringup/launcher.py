@@ -23,7 +23,7 @@ does in a ROS launch file; the description is then parsed as the nodes will pars
 (the dynamics' load_urdf), and a refused file or argument (arguments.py) ends the command
 with one line naming it, exit status 2, before any node starts.
 
-A robot profile (--profile NAME, arguments.py): config/profiles/<name>.yaml goes to the
+A robot profile (--profile NAME, profiles.py): config/profiles/<name>.yaml goes to the
 controller after the config and before every --params-file, and to the simulator before its
 own parameters; its values are checked against both nodes' tables before any node starts.
 
@@ -47,10 +47,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from rbd_control.bringup.arguments import parse_args, profile_files_for
+from rbd_control.bringup.arguments import parse_args
 from rbd_control.bringup.processes import (CONTROLLER_NODE, SIMULATOR_NODE, Bringup,
                                            BringupConfig, excitation_parameters,
                                            find_config_file, robot_parameters)
+from rbd_control.bringup.profiles import profile_files_for
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints, start_pose
 from rbd_control.description.files import DescriptionError, parse_mappings, read_description
 from rbd_control.ros.lifetime import start_process

@@ -16,9 +16,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # test/: by_path
 from by_path import load  # noqa: E402
-from rbd_control.bringup import arguments  # noqa: E402
-from rbd_control.bringup.arguments import (NO_PROFILE, PROFILE_TABLES, parse_args,  # noqa: E402
-                                           profile_refusal, profile_sections)
+from rbd_control.bringup import profiles  # noqa: E402
+from rbd_control.bringup.arguments import parse_args  # noqa: E402
+from rbd_control.bringup.profiles import (NO_PROFILE, PROFILE_TABLES,  # noqa: E402
+                                          profile_refusal, profile_sections)
 from rbd_control.bringup.processes import CONTROLLER_NODE, SIMULATOR_NODE  # noqa: E402
 
 robots_dir = load("dynamics/dynamics_oracles.py", "rbd_test_dynamics_oracles").robots_dir
@@ -41,7 +42,7 @@ PROFILE_ROBOTS = {"franka_panda": "panda_description/urdf/panda.urdf",
 
 def test_the_profiles_are_the_ones_documented():
     assert {path.stem for path in PROFILES} == {"franka_panda", "ur_e_series", "so101", "none"}
-    assert arguments.profile_names() == tuple(sorted(path.stem for path in PROFILES))
+    assert profiles.profile_names() == tuple(sorted(path.stem for path in PROFILES))
 
 
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
@@ -157,7 +158,7 @@ def test_the_profile_goes_before_the_users_files_to_both_nodes(tmp_path):
     mine.write_text("rbd_controller:\n  ros__parameters:\n    limits.torque_rate: 10.0\n")
     config, _ = config_from_args(parse_args(["--profile", "franka_panda",
                                              "--params-file", str(mine)]))
-    profile = arguments.profile_file("franka_panda")
+    profile = profiles.profile_file("franka_panda")
     assert config.controller_params_files == [profile, mine]
     assert config.simulator_params_files == [profile]
     config, _ = config_from_args(parse_args(["--profile", "none", "--params-file", str(mine)]))

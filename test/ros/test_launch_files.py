@@ -177,7 +177,7 @@ def test_arm_launch_profile_is_validated_and_given_to_both_nodes_after_the_confi
     present) and its values against the tables (profile_refusal); its file goes to
     rbd_controller after arm_controller.yaml and before the launch's own values, and to
     rbd_mujoco_sim before its own; every profile is installed."""
-    from rbd_control.bringup.arguments import profile_names
+    from rbd_control.bringup.profiles import profile_names
     tree = ast.parse((REPO / 'launch' / 'arm.launch.py').read_text())
     constants = module_constants(tree)
     assert 'profile' in constants['ARGUMENTS']   # not a xacro argument
