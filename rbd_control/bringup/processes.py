@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -35,6 +36,7 @@ SIMULATOR_MODULE = "rbd_control.ros.simulator.node"
 CONTROLLER_NODE = "rbd_controller"
 SIMULATOR_NODE = "rbd_mujoco_sim"
 CONFIG_FILE = "config/arm_controller.yaml"
+STOP_WITHIN_S = 1.5     # for both nodes to end after SIGINT, then SIGKILL (Bringup.stop)
 # What the default arm's config names of the default arm itself: with another description only
 # the rest of it applies (robot_parameters)
 ROBOT_SPECIFIC = ("joints", "ee_link", "gains")
@@ -274,13 +276,16 @@ class NodeProcess:
             self.process.send_signal(signal.SIGINT)
 
     def stop(self, timeout: float = 5.0) -> int:
-        """SIGINT (unless interrupt() sent it), wait; SIGKILL if it does not end in time."""
+        """SIGINT (unless interrupt() sent it), wait; SIGKILL if it does not end in time
+        (said on the console: a node that hangs in its shutdown is worth knowing of)."""
         self.interrupt()
         try:
-            self.process.wait(timeout)
+            self.process.wait(max(timeout, 0.0))
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+            print(f"rbd_bringup: {self.name} had not ended {timeout:.1f} s after SIGINT: "
+                  "killed", flush=True)
         self._log.close()
         return self.process.returncode
 
@@ -381,11 +386,14 @@ class Bringup:
                                    f"{child.process.returncode}:\n{child.log_tail()}")
 
     def stop(self) -> None:
-        # both at once, then wait: each takes up to a second to end under load
+        # both at once, then wait: each takes up to a second to end under load. Together they
+        # get STOP_WITHIN_S, then SIGKILL: rbd_bringup ends within 2 s of Ctrl-C even when a
+        # node hangs in its shutdown (once in three CI runs on 2026-11-28, Kilted's rclpy)
         children = [c for c in (self.controller, self.simulator) if c is not None]
         for child in children:
             child.interrupt()
+        deadline = time.monotonic() + STOP_WITHIN_S
         for child in children:
-            child.stop()
+            child.stop(deadline - time.monotonic())
         if self._tmp is not None and not self.keep_logs:
             shutil.rmtree(self._tmp, ignore_errors=True)
