@@ -188,6 +188,6 @@ class ModelPlan:
     # what the loop design softens of the law: laws/loop_design.py's Softened records
     # (model/plan.py's softened: the task stiffness at the zero pose, the nullspace stiffness)
     softened: tuple = ()
-    # (k_position 1/s, k_velocity N m s/rad), command order: the soft joint
+    # (k_position 1/s, k_velocity and k_brake N m s/rad), command order: the soft joint
     # limits' gains where the URDF has no <safety_controller> (model/plan.py)
     limit_gains: tuple = ()

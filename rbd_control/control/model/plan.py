@@ -26,6 +26,11 @@ from rbd_control.dynamics.inertial_parameters import with_payload
 from rbd_control.dynamics.joint_map import JointMap
 from rbd_control.params.bounds import (MAX_PAYLOAD_INERTIA, MAX_PAYLOAD_MASS, MAX_PAYLOAD_OFFSET,
                                        MAX_PLAUSIBLE_POSITION, finite)
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
+
+# the joint-limit wall's loop: the fastest the declared period and delay allow (bandwidth_hz's
+# top), not the tracking bandwidth
+WALL_MAX_BANDWIDTH_HZ = CONTROLLER_PARAMETERS["bandwidth_hz"].high
 
 __all__ = ["plan_model", "plan_gains", "limit_gains", "designed_loop", "softened",
            "friction_compensation",
@@ -51,24 +56,39 @@ def plan_model(model, config, warnings, mode=None) -> ModelPlan:
                      friction_compensation(model, config.friction, config.friction_epsilon,
                                            config.use_urdf_friction),
                      cartesian=law, softened=softened(model, law),
-                     limit_gains=limit_gains(design, gains.reference_inertia,
+                     limit_gains=limit_gains(config, gains.reference_inertia,
                                              effort_limit * config.effort_scale,
                                              joint_map.take(np.asarray(model.velocity_limit))))
 
 
-def limit_gains(design, inertia, effort, velocity) -> tuple:
-    """(k_position, k_velocity) of the soft joint limits (safety/joint_limits.py), command
-    order. k_velocity = effort / velocity (ros2_control's effort bound -k_velocity (qd -
-    v_allowed) then grants the whole effort limit at rest and none at the velocity limit: the
-    bound shapes nothing the law does away from the limits), the designed loop's kd = 2 zeta w
-    d_i where a joint has no velocity limit; k_position = w / (2 zeta) (1/s), the loop's
-    bandwidth: a joint approaches its soft limit with the time constant the loop tracks with."""
+def limit_gains(config, inertia, effort, velocity) -> tuple:
+    """(k_position, k_velocity, k_brake, inertia) of the soft joint limits
+    (safety/joint_limits.py), command order, on the wall loop: the fastest loop the declared
+    expected_state_period and expected_delay keep within the design's margins
+    (laws/loop_design.py's design_bandwidth up to bandwidth_hz's top; bandwidth_hz itself only
+    sizes tracking), its w and zeta:
+        k_velocity = effort / velocity   (ros2_control's: the bound -k_velocity (qd - v_allowed)
+                     grants the whole effort at rest and none at the velocity limit, so it shapes
+                     nothing the law does away from the limits); 2 zeta w d_i where a joint has
+                     no velocity limit
+        k_brake    = 2 zeta w d_i        (the gain on a velocity above the allowed one: the
+                     designed loop's kd on the joint's design inertia d_i, so braking is as
+                     stable as the designed loop however light the joint: effort / velocity on
+                     the default arm's wrist_3 is 30000 d_i, a velocity loop that diverged)
+        k_position = w / (2 zeta)        (1/s): the wall k_position k_brake (q - soft) is the
+                     designed stiffness w^2 d_i, and the joint approaches its soft limit with the
+                     loop's time constant (safety/command_limits.py's soft_limits lowers it
+                     so the allowed velocity falls to zero over two margins at least).
+    inertia: the d_i k_brake is sized on (command_limits.py rescales it to the pose's)."""
+    wall = design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
+                            float(config.damping_ratio), WALL_MAX_BANDWIDTH_HZ)
     d = np.asarray(inertia, dtype=float)
-    zeta, omega = design.damping_ratio, design.omega
+    zeta, omega = wall.damping_ratio, wall.omega
     velocity = np.asarray(velocity, dtype=float)
+    k_brake = 2.0 * zeta * omega * d
     k_velocity = np.where(np.isfinite(velocity) & (velocity > 0.0),
-                          np.asarray(effort, dtype=float) / velocity, 2.0 * zeta * omega * d)
-    return np.full(d.size, omega / (2.0 * zeta)), k_velocity
+                          np.asarray(effort, dtype=float) / velocity, k_brake)
+    return np.full(d.size, omega / (2.0 * zeta)), k_velocity, k_brake, d
 
 
 def designed_loop(config) -> LoopDesign:

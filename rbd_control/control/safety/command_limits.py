@@ -27,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from rbd_control.dynamics import gravity
+from rbd_control.dynamics import crba, gravity
 
 from rbd_control.control.errors import ConfigError
 from rbd_control.control.safety.joint_limits import JointLimiter
@@ -55,16 +55,20 @@ class LimitsConfig:
             raise ConfigError(reason)
 
 
-def soft_limits(model, joint_map, margin, k_position, k_velocity, warnings=None):
+def soft_limits(model, joint_map, margin, k_position, k_velocity, k_brake, warnings=None):
     """JointLimiter arrays of the commanded joints (command order): the URDF's <limit> and
     <safety_controller>; a joint without one gets soft limits `margin` inside its hard limits
-    (at most a quarter of its range) and the loop design's k_position, k_velocity (command
-    order, from the caller). Soft limits outside the hard ones are used as the hard ones,
-    warned once naming the joint; a negative k refuses (ConfigError naming the joint)."""
+    (at most a quarter of its range) and the loop design's k_position, k_velocity, k_brake
+    (command order, from the caller: model/plan.py's limit_gains); a joint with one brakes with
+    the smaller of its k_velocity and the design's k_brake (stable however light the joint).
+    Soft limits outside the hard ones are used as the hard ones, warned once naming the joint;
+    a negative k refuses (ConfigError naming the joint)."""
     take = joint_map.take
+    velocity = take(np.asarray(model.velocity_limit, dtype=float))
     hard = np.asarray(model.position_limits, dtype=float)[joint_map.index]
     safety = np.asarray(model.safety_controller, dtype=float)[joint_map.index]
     soft, kp, kv = safety[:, 0:2].copy(), safety[:, 2].copy(), safety[:, 3].copy()
+    kb = np.minimum(kv, k_brake)
     for j, name in enumerate(joint_map.names):
         if np.any(safety[j, 2:] < 0.0):
             raise ConfigError(f"joint {name!r}: <safety_controller> k_position and k_velocity "
@@ -73,7 +77,11 @@ def soft_limits(model, joint_map, margin, k_position, k_velocity, warnings=None)
         if not np.all(np.isfinite(safety[j])):
             inset = min(float(margin), 0.25 * float(hard[j, 1] - hard[j, 0])) if limited else 0
             soft[j] = hard[j] + [inset, -inset]
-            kp[j], kv[j] = k_position[j], k_velocity[j]
+            kp[j], kv[j], kb[j] = k_position[j], k_velocity[j], k_brake[j]
+            if inset > 0.0 and np.isfinite(velocity[j]):
+                # the allowed velocity falls from the limit to zero over the whole margin at
+                # most: braking from full speed starts a margin before the soft limit
+                kp[j] = min(kp[j], velocity[j] / (2.0 * inset))
         elif limited and (soft[j, 0] < hard[j, 0] or soft[j, 1] > hard[j, 1]):
             if warnings is not None:
                 warnings.once(f"soft_limits:{name}",
@@ -81,25 +89,28 @@ def soft_limits(model, joint_map, margin, k_position, k_velocity, warnings=None)
                               f"{soft[j].tolist()} lie outside its hard limits "
                               f"{hard[j].tolist()}; the hard limits are used there")
             soft[j] = np.clip(soft[j], hard[j, 0], hard[j, 1])
-    velocity = take(np.asarray(model.velocity_limit, dtype=float))
-    return hard, velocity, soft, kp, kv
+    return hard, velocity, soft, kp, kv, kb
 
 
 class CommandLimits:
     """One per model; `apply` on every command the controller returns."""
 
-    def __init__(self, model, joint_map, effort_limit, config, k_position, k_velocity,
-                 warnings=None, previous: Optional["CommandLimits"] = None):
+    def __init__(self, model, joint_map, effort_limit, config, k_position, k_velocity, k_brake,
+                 inertia, warnings=None, previous: Optional["CommandLimits"] = None):
         """effort_limit: command order, with effort_scale; config: the ControllerConfig
-        (limits, robot_compensates_gravity, expected_state_period); k_position, k_velocity:
-        the loop design's (command order) for joints without <safety_controller>."""
+        (limits, robot_compensates_gravity, expected_state_period); k_position, k_velocity,
+        k_brake, inertia: the loop design's (command order, model/plan.py's limit_gains)."""
         limits = config.limits
-        hard, velocity, soft, kp, kv = soft_limits(model, joint_map, limits.soft_margin,
-                                                   k_position, k_velocity, warnings)
+        hard, velocity, soft, kp, kv, kb = soft_limits(model, joint_map, limits.soft_margin,
+                                                       k_position, k_velocity, k_brake, warnings)
         self.joint_names = joint_map.names
         self._map = joint_map
         self.effort_limit = np.asarray(effort_limit, dtype=float)
-        self.joints = JointLimiter(hard, velocity, self.effort_limit, soft, kp, kv)
+        self.joints = JointLimiter(hard, velocity, self.effort_limit, soft, kp, kv, kb)
+        self._design_inertia = np.asarray(inertia, dtype=float)
+        # a <safety_controller>'s k_velocity stays the most a pose may raise k_brake to
+        self._brake_cap = np.where(np.isfinite(model.safety_controller[joint_map.index, 3]),
+                                   kv, np.inf)
         self.torque_rate = float(limits.torque_rate)
         self.bounded = bool(limits.joint_limits)
         self.compensates_gravity = bool(config.robot_compensates_gravity)
@@ -120,8 +131,7 @@ class CommandLimits:
         which the robot's own gravity compensation then holds as it is."""
         take = self._map.take
         if self.bounded:
-            lower, upper = self.joints.bounds(None if q is None else take(q),
-                                              None if qd is None else take(qd))
+            lower, upper = self.bounds(model, q, qd)
             acted = (tau < lower) | (tau > upper)
             np.clip(tau, lower, upper, out=tau)
             if acted.any():
@@ -138,6 +148,32 @@ class CommandLimits:
         if omitted is not None:
             self.felt += omitted
         return self.felt
+
+    def bounds(self, model, q, qd):
+        """The joint-limit bounds; while a joint brakes, on this pose's inertia: k_brake
+        scaled by m_i(q) / d_i, m_i(q) = 1 / (H(q)^-1)_ii the inertia the joint feels with
+        every other joint free (d_i, the design's, is the least over poses and often several
+        times lighter), and over several braking joints at once divided by
+        lambda_max(M^1/2 (H^-1)_BB M^1/2) so no coupled mode is faster than the design
+        (laws/loop_design.py step 1, at this pose)."""
+        take = self._map.take
+        q_c = None if q is None else take(q)
+        qd_c = None if qd is None else take(qd)
+        lower, upper = self.joints.bounds(q_c, qd_c)
+        braking = self.joints.braking
+        if q is None or not braking.any():
+            return lower, upper
+        h_inv = np.linalg.inv(crba(model, q))
+        index = self._map.index[braking]
+        inverse = h_inv[np.ix_(index, index)]
+        m = 1.0 / np.diag(inverse)
+        if m.size > 1:
+            root = np.sqrt(m)
+            m /= max(1.0, float(np.linalg.eigvalsh(root[:, None] * inverse * root).max()))
+        k_brake = self.joints.k_brake.copy()
+        k_brake[braking] *= np.maximum(m / self._design_inertia[braking], 1.0)
+        np.minimum(k_brake, self._brake_cap, out=k_brake)
+        return self.joints.bounds(q_c, qd_c, k_brake)
 
     def _limit_rate(self, tau, now):
         dt = self._period if self._last_time is None else now - self._last_time

@@ -26,6 +26,13 @@ limit, and the other side keeps its ordinary bound, so a tracking law may pull t
 at up to the velocity limit. Inside the soft limits, and the hard rules, are ros2_control's
 (the ported cases in test/control/test_joint_limits.py).
 
+Two additions, neither in effort_bounds' ros2_control cases: an optional `k_brake`, the gain
+on a velocity beyond the allowed one (braking), where k_velocity stays the gain below it (the
+controller sizes it on its loop: a brake with k_velocity = effort / velocity on a light joint
+is a velocity loop that diverges with a millisecond of delay; model/plan.py's limit_gains); and
+the stop guard, past the middle of the margin while the joint still moves on toward the hard
+limit (`_stop_guard`).
+
 `JointLimiter` is the per-state form: every joint's limits as arrays, the bounds computed into
 preallocated arrays; `effort_bounds` is the same code on one joint. No rclpy.
 """
@@ -79,9 +86,11 @@ def _value(value) -> float:
 class JointLimiter:
     """The bounds of n joints at once; arrays per joint, NaN (or inf) where a limit is absent:
     position (n, 2) hard [lower, upper], velocity and effort (n,), soft (n, 2) [soft_lower,
-    soft_upper], k_position and k_velocity (n,)."""
+    soft_upper], k_position and k_velocity (n,). k_brake (n,), optional: the gain on a velocity
+    beyond the allowed one (braking), where k_velocity stays the gain below it; None: k_velocity
+    on both sides, as ros2_control."""
 
-    def __init__(self, position, velocity, effort, soft, k_position, k_velocity):
+    def __init__(self, position, velocity, effort, soft, k_position, k_velocity, k_brake=None):
         position = np.asarray(position, dtype=float).reshape(-1, 2)
         soft = np.asarray(soft, dtype=float).reshape(-1, 2)
         self.n = n = position.shape[0]
@@ -109,15 +118,29 @@ class JointLimiter:
         self.k_position = np.where(self.has_soft, k_position, 1.0)
         self.shapes_effort = self.has_effort & np.isfinite(k_velocity) & (k_velocity > 0.0)
         self.k_velocity = np.where(self.shapes_effort, k_velocity, 1.0)
+        k_brake = k_velocity if k_brake is None else np.asarray(k_brake, dtype=float).reshape(n)
+        self.k_brake = np.where(self.shapes_effort & np.isfinite(k_brake) & (k_brake > 0.0),
+                                k_brake, self.k_velocity)
+        self._gain = np.empty(n)
         self._neg_effort, self._neg_velocity = -self.effort, -self.velocity
-        self._neg_k_position, self._neg_k_velocity = -self.k_position, -self.k_velocity
+        self._neg_k_position = -self.k_position
         self._any_soft = bool(self.has_soft.any())
+        # the stop guard's middle of each margin and half its width ([lower, upper] sides);
+        # unguarded sides: middle 0 and half inf, so (q - 0) / inf = 0, no guard
+        guarded = self.has_soft[:, None] & np.ones((n, 2), bool)
+        hard = np.where(guarded, np.column_stack([self.lower, self.upper]), 0.0)
+        margin = np.column_stack([self.soft_lower, -self.soft_upper]) - hard * [1.0, -1.0]
+        guarded &= margin > 0.0
+        self._guard_half = np.where(guarded, 0.5 * margin, np.inf)
+        self._neg_guard_effort = np.where(self.has_effort, -self.effort, 0.0)
+        self._guard_middle = np.where(guarded, hard + np.array([0.5, -0.5]) * margin, 0.0)
         self._any_shaped = bool(self.shapes_effort.any())
         # preallocated per-state arrays
         self._lower_bound, self._upper_bound = np.empty(n), np.empty(n)
         self._v_min, self._v_max, self._scratch = np.empty(n), np.empty(n), np.empty(n)
         self._mask, self._other = np.zeros(n, bool), np.zeros(n, bool)
         self.position_bound = np.zeros(n, bool)   # the soft position rule narrowed a bound
+        self.braking = np.zeros(n, bool)          # a velocity beyond an allowed one
 
     @classmethod
     def of(cls, limits) -> "JointLimiter":
@@ -128,18 +151,22 @@ class JointLimiter:
         a = np.array(rows, dtype=float).reshape(-1, 8)
         return cls(a[:, 0:2], a[:, 2], a[:, 3], a[:, 4:6], a[:, 6], a[:, 7])
 
-    def bounds(self, q, qd):
+    def bounds(self, q, qd, k_brake=None):
         """(lower, upper) arrays (owned by the limiter, overwritten by the next call) at the
-        measured q and qd (arrays; None: not measured). In-place ufuncs on preallocated
-        arrays (np.clip's wrapper and boolean indexing cost microseconds each)."""
+        measured q and qd (arrays; None: not measured). k_brake: this state's braking gains
+        in place of the constructor's (n,); `braking` then marks the joints whose velocity is
+        beyond an allowed one (where k_brake acts). In-place ufuncs on preallocated arrays
+        (np.clip's wrapper and boolean indexing cost microseconds each)."""
         lower, upper = self._lower_bound, self._upper_bound
         self.position_bound.fill(False)
+        self.braking.fill(False)
         np.copyto(lower, self._neg_effort)
         np.copyto(upper, self.effort)
         if qd is not None:
             self._hard_rules(q, qd, lower, upper)
             if self._any_shaped:
-                self._soft_rules(q, qd, lower, upper)
+                self._soft_rules(q, qd, lower, upper,
+                                 self.k_brake if k_brake is None else k_brake)
         # no effort limit: no bound at all (the rules above only narrow finite ones)
         if self._unlimited is not None:
             np.copyto(lower, -np.inf, where=self._unlimited)
@@ -164,7 +191,7 @@ class JointLimiter:
         np.maximum(s, negative_bound, out=s)
         return np.minimum(s, bound, out=s)
 
-    def _soft_rules(self, q, qd, lower, upper):
+    def _soft_rules(self, q, qd, lower, upper, k_brake):
         """The soft velocities v_min, v_max, then the effort that brakes a velocity above
         them with k_velocity (module doc)."""
         v_min, v_max, s, a = self._v_min, self._v_max, self._scratch, self._mask
@@ -189,13 +216,36 @@ class JointLimiter:
             np.less(v_max, self.velocity, out=bound)
             bound |= np.greater(v_min, self._neg_velocity, out=a)
             bound &= soft
-        for v, limit, pick in ((v_min, lower, np.maximum), (v_max, upper, np.minimum)):
-            # effort = clip(-k_velocity (qd - v), -effort, effort), within the hard rules
-            np.subtract(qd, v, out=s)
-            s *= self._neg_k_velocity
+        gain = self._gain
+        for v, limit, pick, braking in ((v_min, lower, np.maximum, np.less),
+                                        (v_max, upper, np.minimum, np.greater)):
+            # effort = clip(k (v - qd), -effort, effort), within the hard rules; k = k_brake
+            # on a velocity beyond v (braking), k_velocity on the side that accelerates
+            np.copyto(gain, self.k_velocity)
+            np.copyto(gain, k_brake, where=braking(qd, v, out=a))
+            self.braking |= a
+            np.subtract(v, qd, out=s)
+            s *= gain
             self._clipped(s, self.effort, self._neg_effort)
             np.copyto(limit, pick(s, limit, out=s), where=self.shapes_effort)
+        if q is not None and self._any_soft:
+            self._stop_guard(q, qd, lower, upper)
         np.minimum(lower, upper, out=lower)
+
+    def _stop_guard(self, q, qd, lower, upper):
+        """Past the middle of the margin and still moving on toward the hard limit, the bound
+        falls linearly to the whole effort back at the hard limit: the last resort where the
+        linear wall above cannot hold what pushes the joint (a stable brake on a light joint is
+        weak). It acts only while the joint moves on, so it brakes and never throws the joint
+        back (a one-sided spring: no energy returned)."""
+        guarded = self.has_soft & self.shapes_effort
+        # fraction of the way from the middle of the margin to the hard limit, clipped to 1
+        onward = np.minimum((q - self._guard_middle[:, 1]) / self._guard_half[:, 1], 1.0)
+        hit = guarded & (qd > 0.0) & (onward > 0.0)
+        np.copyto(upper, np.minimum(upper, self._neg_guard_effort * onward), where=hit)
+        onward = np.minimum((self._guard_middle[:, 0] - q) / self._guard_half[:, 0], 1.0)
+        hit = guarded & (qd < 0.0) & (onward > 0.0)
+        np.copyto(lower, np.maximum(lower, -self._neg_guard_effort * onward), where=hit)
 
     def clamp(self, tau, q, qd, out=None):
         """tau clamped into the bounds at (q, qd); out: where to write it (default: a new
