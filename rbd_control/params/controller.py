@@ -322,11 +322,11 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("limits.soft_margin", "double", 0.15,
               "rad (m): soft limits this far inside the hard ones (at most 1/4 of the range) "
               "for joints without a URDF <safety_controller>. Read at start.", low=0.0, high=10.0),
-    Parameter("limits.torque_rate", "double", 0.0,
+    Parameter("limits.torque_rate", "double", 20000.0,
               "N m/s (N/s) per joint: the published command changes by at most this times the "
               "time since the last one (at most 2 expected_state_period), as libfranka's "
-              "limitRate (kMaxTorqueRate: 1000). Ramps from zero at start. 0: off. Read at "
-              "start.", low=0.0, high=1.0e7),
+              "limitRate (kMaxTorqueRate: 1000, the franka_panda profile's). Default: 20 N m "
+              "per ms. Ramps from zero at start. 0: off. Read at start.", low=0.0, high=1.0e7),
     Parameter("ee_link", "string", "",
               "cartesian_impedance: the end-effector link (any URDF link, e.g. tool0); its "
               "origin follows ~/target_pose. Empty: cartesian_impedance is unavailable."),

@@ -18,7 +18,7 @@ RATE = 1000.0
 HOME = np.array([0.0, -0.6, 1.2, 0.0, 0.8, 0.0])
 
 
-# the issue's defaults: joint limits on, libfranka's rate
+# joint limits on and libfranka's rate (the franka_panda profile's), 10x below the default
 ON = LimitsConfig(joint_limits=True, torque_rate=RATE)
 
 
@@ -315,3 +315,38 @@ def test_a_light_joint_pushed_past_its_velocity_limit_stays_a_steady_brake(arm_u
           f"{third:.1f} in the 3rd")
     assert np.isfinite(speeds).all() and third <= 1.05 * second
     assert np.ptp(speeds[2000:]) < 0.1 * third     # a steady speed, not an oscillation
+
+
+def test_the_default_rate_lets_an_unheld_arm_start_without_sinking(arm_urdf):
+    """limits.torque_rate's default (20000 N m/s) on a plant that nothing holds when the
+    controller starts, at the stretched pose (58 N m of gravity on shoulder_lift): the first
+    command (its dt one expected_state_period, 4 ms) may already reach 80 N m, so neither
+    feedforward_pd nor gravity_compensation sinks. At libfranka's 1000 N m/s the first
+    commands ramp over 58 ms: feedforward_pd sinks 95 mrad and returns (37 mrad left at 1 s),
+    gravity_compensation, which has no position to return to, keeps the speed it gained
+    (doc/concepts/safety_and_loop.md)."""
+    from closed_loop_support import make_plant
+    from test_closed_loop import POSES
+    from rbd_control.dynamics import load_urdf
+    model = load_urdf(arm_urdf)
+    q0 = np.array(POSES["stretched_sideways"])
+    assert LimitsConfig().torque_rate == 20000.0
+    sunk = {}
+    for mode in ("feedforward_pd", "gravity_compensation"):
+        for rate in (None, RATE):
+            plant = make_plant(arm_urdf, model.joint_names)
+            plant.reset(q0)
+            limits = {} if rate is None else dict(limits=LimitsConfig(torque_rate=rate))
+            c = Controller(model, ControllerConfig(mode=mode, **limits))
+            deviation = []
+            for _ in range(int(1.0 / DT)):
+                q, qd = plant.state()
+                plant.step(c.update(plant.time, plant.joint_names, q, qd).tau)
+                deviation.append(np.abs(plant.state()[0] - q0).max())
+            sunk[mode, rate] = max(deviation[:100]), deviation[-1]
+            print(f"{mode}, rate {rate or 'default'}: sank {sunk[mode, rate][0] * 1e3:.2f} mrad "
+                  f"in 0.1 s, {sunk[mode, rate][1] * 1e3:.2f} mrad from the pose at 1 s")
+    for mode in ("feedforward_pd", "gravity_compensation"):
+        assert sunk[mode, None][0] < 1e-4 and sunk[mode, None][1] < 1e-4
+        assert sunk[mode, RATE][0] > 0.05     # the ramp a slower rate makes
+    assert sunk["feedforward_pd", RATE][1] < 0.05 < 1.0 < sunk["gravity_compensation", RATE][1]

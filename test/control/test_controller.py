@@ -11,6 +11,7 @@ import pytest
 from rbd_control.control import (Command, ConfigError, Controller, ControllerConfig,
                                  JointTrajectory, StateError, TrajectoryError, TrajectoryPoint)
 from rbd_control.control.laws import joint as laws
+from rbd_control.control.safety.command_limits import LimitsConfig
 from rbd_control.control.laws.loop_design import (reference_inertia, reference_poses,
                                                   design_bandwidth, loop_margins,
                                                   sampled_loop_matrix)
@@ -198,7 +199,9 @@ def test_computed_torque_command_is_the_documented_law(arm_model, names):
 
 
 def test_effort_is_clamped_to_limit_times_scale(arm_model, names):
-    controller = fresh(arm_model, mode="feedforward_pd", kp=1e6, effort_scale=0.5)
+    # the clamp alone: the torque rate (on by default) would spread the step over 8 states
+    controller = fresh(arm_model, mode="feedforward_pd", kp=1e6, effort_scale=0.5,
+                       limits=LimitsConfig(torque_rate=0.0))
     controller.update(0.0, names, Q0, np.zeros(6))
     cmd = controller.update(0.001, names, Q0 + np.array([1, -1, 1, -1, 1, -1]) * 0.1, np.zeros(6))
     limit = 0.5 * np.asarray(arm_model.effort_limit)
@@ -262,7 +265,9 @@ def test_switch_from_gravity_comp_asks_only_what_the_new_mode_asks(arm_model, na
 
 
 def test_switch_resets_integral(arm_model, names):
-    controller = fresh(arm_model, mode="feedforward_pd", ki=50.0)
+    # the law alone: the torque rate's ramp after a switch is test_command_limits.py's
+    controller = fresh(arm_model, mode="feedforward_pd", ki=50.0,
+                       limits=LimitsConfig(torque_rate=0.0))
     controller.update(0.0, names, Q0, np.zeros(6))
     for k in range(1, 200):
         controller.update(k * 1e-3, names, Q0 - 0.01, np.zeros(6))
