@@ -112,8 +112,9 @@ LONG_MODULES = {
     # the contact monitor, the plan, the laws) and applies their decisions; split by
     # inheritance from partial classes it was one class in four files calling each other;
     # 640: the last terms of every command (safety/command_limits.py) and shadow mode each
-    # need their call in update and the safe paths
-    'rbd_control.control.controller': 640,
+    # need their call in update and the safe paths; 670: joint_impedance's target setters and
+    # its step (the law and its target shaping are laws/joint_impedance.py)
+    'rbd_control.control.controller': 670,
 }
 
 

@@ -2,7 +2,7 @@
 what the controller needs of one model (ModelPlan). The fields that are node parameters take
 their defaults and checks from the parameter table (params/controller.py), and
 `ControllerConfig.from_parameters` reads them from it: a field named like a parameter (or, in
-the contact and oscillation groups, like `contact.<field>`, `oscillation.<field>`) needs no
+the groups, like `contact.<field>`, `oscillation.<field>`, `joint_impedance.<field>`) needs no
 other line. The gains (gains.<joint>.*, per joint) are read by the node and passed in."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 from rbd_control.control.contact.config import ContactConfig
 from rbd_control.control.errors import ConfigError, brief
 from rbd_control.control.laws.gains import Gains
+from rbd_control.control.laws.joint_impedance import JointImpedance, JointImpedanceConfig
 from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.safety.command_limits import LimitsConfig
 from rbd_control.control.safety.oscillation import OscillationThresholds
@@ -96,6 +97,8 @@ class ControllerConfig:
     robot_compensates_gravity: bool = _DEFAULT("robot_compensates_gravity")
     # joint-limit bounds and the torque rate, the limits.* parameters (command_limits.py)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    # joint_impedance's stiffness and target shaping (laws/joint_impedance.py)
+    joint_impedance: JointImpedanceConfig = field(default_factory=JointImpedanceConfig)
 
     @classmethod
     def from_parameters(cls, value: Callable[[str], Any],
@@ -109,7 +112,9 @@ class ControllerConfig:
                    contact=contact_from_parameters(value),
                    oscillation=OscillationThresholds(**table.read(value, OscillationThresholds,
                                                                   "oscillation")),
-                   limits=LimitsConfig(**table.read(value, LimitsConfig, "limits")))
+                   limits=LimitsConfig(**table.read(value, LimitsConfig, "limits")),
+                   joint_impedance=JointImpedanceConfig(
+                       **table.read(value, JointImpedanceConfig, "joint_impedance")))
 
     def check(self):
         """Raise ConfigError naming the first invalid field. A field named like a parameter is
@@ -132,6 +137,7 @@ class ControllerConfig:
         if self.contact is not None:
             self.contact.check()
         self.limits.check()
+        self.joint_impedance.check()
 
     def _checked_elsewhere(self):
         """The fields the table cannot check as they are: fixed_positions (a mapping here, the
@@ -191,3 +197,5 @@ class ModelPlan:
     # (k_position 1/s, k_velocity and k_brake N m s/rad), command order: the soft joint
     # limits' gains where the URDF has no <safety_controller> (model/plan.py)
     limit_gains: tuple = ()
+    # the joint_impedance law, its stiffness bounded by the declared loop (model/plan.py)
+    joint_target: Optional[JointImpedance] = None

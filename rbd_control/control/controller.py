@@ -43,6 +43,7 @@ from rbd_control.control.laws.gain_table import GainTable, in_model_order
 from rbd_control.control.laws.gains import Gains
 from rbd_control.control.laws.per_joint import GainValue
 from rbd_control.control.laws.integral import IntegralTerm
+from rbd_control.control.laws.joint_impedance import check_takes_joint_targets
 from rbd_control.control.laws.inertia_schedule import InertiaSchedule
 from rbd_control.control.model.shadow import ShadowPrediction
 from rbd_control.control.model.plan import (carrying_payload, friction_compensation, plan_gains,
@@ -182,7 +183,7 @@ class Controller:
         self._set_gain_arrays(gains)
         self._supervisor.watch_joints(self._joint_names)
         self._plan = TrajectoryPlan(len(self._joint_names))
-        self._cartesian = plan.cartesian
+        self._cartesian, self._joint_target = plan.cartesian, plan.joint_target
         if self.mode == "cartesian_impedance" and plan.cartesian is None:
             # prepared while another mode ran (prepare_model refuses it otherwise)
             self.mode = "gravity_compensation"
@@ -248,6 +249,7 @@ class Controller:
             return
         if mode == "cartesian_impedance":
             self._cartesian.deactivate()   # anchored at the next measured state
+        self._joint_target.deactivate()    # likewise joint_impedance's
         previous, self.mode = self.mode, mode
         self._integral.reset()
         if mode in TRACKING_MODES and (previous not in TRACKING_MODES or self._plan.empty):
@@ -290,6 +292,8 @@ class Controller:
                 command = self._float(q_m, qd_m)
             elif self.mode == "cartesian_impedance":
                 command = self._impedance(now, q_m, qd_m)
+            elif self.mode == "joint_impedance":
+                command = self._joint_impedance(now, q_m, qd_m)
             else:
                 command = self._track(now, q_m, qd_m)
         except StateError:
@@ -344,6 +348,19 @@ class Controller:
         origin), ramped in; TrajectoryError with the reason if rejected."""
         self._check_cartesian_goal(now)
         self._cartesian.set_wrench_target(checked_wrench(wrench), now)
+
+    def set_joint_target(self, names, positions, velocities=None, now: float = 0.0):
+        """joint_impedance: a streamed target by joint name, velocities optional
+        (laws/joint_impedance.py); TrajectoryError naming what is wrong."""
+        check_takes_joint_targets(self.mode)
+        check_no_collision(self._contact)
+        self._supervisor.check_fresh(now, self._q is not None and self._joint_target.active,
+                                     " in joint_impedance")
+        self._joint_target.set_target(names, positions, velocities, now)
+
+    def set_joint_stiffness(self, names, stiffness, damping_ratio=None):
+        """joint_impedance: K (N m/rad) and optionally the damping ratio of the named joints."""
+        self._joint_target.set_stiffness(names, stiffness, damping_ratio)
 
     def cartesian_stiffness(self, q):
         """The 6 x 6 task stiffness cartesian_impedance applies at q (model order; [omega; v]
@@ -409,6 +426,7 @@ class Controller:
             self._hold_measured(now, q)            # aborts the trajectory (a new generation)
             if self.mode == "cartesian_impedance":
                 self._cartesian.activate(self.model, q, now)   # hold the pose reached
+            self._joint_target.activate(self._map.take(q), now)
         return decision.override
 
     # --- safe actions: stale states, missing joints, an oscillating loop --------------
@@ -566,6 +584,15 @@ class Controller:
         error = laws.position_error(posture, q_c, self._wrap_commanded)
         return self._finish(take(ff), take(fb), posture, np.zeros(n), np.zeros(n), error, q_c, qd,
                             integrate=False, holding=now >= law.end_time)
+
+    def _joint_impedance(self, now, q, qd):
+        law = self._joint_target
+        if self._supervisor.tripped is not None or not law.active:
+            law.activate(self._map.take(q), now)   # hold the measured pose
+        ff, fb, q_t, qd_t, error = law.torques(self.model, self._map, q, qd, now,
+                                               self.feedback_scale, self._plan_model.friction)
+        return self._finish(ff, fb, q_t, qd_t, np.zeros(len(self._map)), error,
+                            self._map.take(q), qd, integrate=False, holding=law.held)
 
     def _finish(self, ff_c, fb_c, q_d, qd_d, qdd_d, error, q_c, qd, *, integrate, holding,
                 now=None):

@@ -2,7 +2,8 @@
 
 A new parameter is one entry here plus its use. ControllerConfig takes its defaults and
 checks from this table, and `ControllerConfig.from_parameters` reads every field named like a
-parameter (and the contact.* and oscillation.* groups) from it; the node declares, describes
+parameter (and the groups: oscillation.*, limits.*, joint_impedance.*, and contact.*, whose
+entries are in params/contact.py) from it; the node declares, describes
 and validates from it; the documentation's parameter reference is built from it
 (doc/reference/parameters.md).
 """
@@ -10,26 +11,22 @@ import math
 
 
 from rbd_control.params.bounds import MAX_KP, MAX_PAYLOAD_MASS
+from rbd_control.params.contact import CONTACT_PARAMETERS
 from rbd_control.params.table import (JOINT, Parameter, ParameterTable, finite_number,
                                       finite_numbers_of_length, not_empty, positive)
 
 __all__ = ["MODES", "TRACKING_MODES", "SAFE_ACTIONS", "GAIN_FIELDS", "CONTROLLER_PARAMETERS",
            "DEFAULT_COMMAND_TOPIC", "MAX_GAIN", "gain_name", "gain_field", "fixed_positions",
-           "friction_name", "CONTACT_REACTIONS", "CONTACT_LEVELS", "contact_levels_reason"]
+           "friction_name"]
 
 MODES = ("gravity_compensation", "feedforward_pd", "computed_torque", "cartesian_impedance",
-         "shadow")
+         "joint_impedance", "shadow")
 TRACKING_MODES = ("feedforward_pd", "computed_torque")
 # rad/s over which the Coulomb friction term reaches f_c (tanh): the table default of
 # friction.epsilon. A literal, not identification.friction.DEFAULT_EPSILON, so that reading the
 # table (rbd_controller --help) compiles no kernels; test_parameters checks they agree.
 FRICTION_EPSILON = 0.01
 SAFE_ACTIONS = ("hold", "zero")
-# what the controller does on a collision (control/contact/monitor.py)
-CONTACT_REACTIONS = ("none", "hold", "float", "reflex")
-# the four levels of a contact threshold set, in libfranka's setCollisionBehavior order
-CONTACT_LEVELS = ("contact while accelerating", "collision while accelerating",
-                  "contact at constant velocity", "collision at constant velocity")
 DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
 # A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
 # core's bound (bounds.py), so every default the core derives can be shown as a parameter.
@@ -110,42 +107,15 @@ def _check_numbers(count, what, positive_only=True):
     return check
 
 
+def _check_stiffness(value):
+    values = list(value or [])
+    return None if all(finite_number(v) and v >= 0.0 for v in values) else \
+        f"joint_impedance.stiffness needs finite numbers >= 0, got {values}"
+
+
 def _check_posture(value):
     values = list(value or [])
     return None if all(finite_number(v) for v in values) else "nullspace_posture must be finite"
-
-
-def contact_levels_reason(name, levels, allow_vectors=False):
-    """None, or why `levels` is not 4 contact/collision levels: each finite and >= 0 (0: off;
-    with allow_vectors also a list of such, one per joint), contact in (0, collision] wherever
-    the collision level is on."""
-    try:
-        levels = list(levels if levels is not None else [])
-    except TypeError:
-        return f"{name} needs 4 levels {CONTACT_LEVELS}, got {levels!r}"
-    if len(levels) != 4:
-        return f"{name} needs 4 levels {CONTACT_LEVELS}, got {len(levels)}"
-    flat = []
-    for label, level in zip(CONTACT_LEVELS, levels):
-        values = list(level) if allow_vectors and isinstance(level, (list, tuple)) else [level]
-        if not values or not all(finite_number(v) and v >= 0.0 for v in values):
-            return f"{name}: the {label} level must be finite and >= 0, got {level!r}"
-        flat.append(values)
-    for contact, collision, phase in ((0, 1, "while accelerating"),
-                                      (2, 3, "at constant velocity")):
-        lower_values, upper_values = flat[contact], flat[collision]
-        if len(lower_values) == 1:
-            lower_values = lower_values * len(upper_values)
-        for lower, upper in zip(lower_values, upper_values):
-            if upper > 0.0 and not 0.0 < lower <= upper:
-                return (f"{name}: the contact level {lower} must be in (0, {upper}] (the "
-                        f"collision level) {phase}: a collision is a contact above the upper "
-                        f"level")
-    return None
-
-
-def _levels(name):
-    return lambda value: contact_levels_reason(name, value)
 
 
 def _gain(field, meaning):
@@ -346,52 +316,25 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("max_cartesian_error", "double_array", [0.1, 0.5],
               "cartesian_impedance: the pose error is clipped to [translation m, rotation rad].",
               check=_check_numbers(2, "max_cartesian_error"), constraint="2 positive numbers"),
-    Parameter("contact.enabled", "bool", False,
-              "Run the external-torque observer, the wrench estimate and collision detection "
-              "on every state, in every mode (control/contact/)."),
-    Parameter("contact.observer_gain", "double", 200.0,
-              "K_O of the momentum observer, 1/s: the residual follows the external torque "
-              "with time constant 1/K_O (5 ms at 200). Higher: faster detection, more of the "
-              "velocity noise in the residual.", **positive(1000.0), read_only=False),
-    Parameter("contact.torque_thresholds", "double_array", [10.0, 20.0, 5.0, 10.0],
-              "|tau_ext| levels of every joint, N m: [contact, collision] while the desired "
-              "motion accelerates, then [contact, collision] at constant velocity (libfranka's "
-              "order). Contact flags clear with the contact; a collision latches until "
-              "~/reset_collision. 0: level off.",
-              check=_levels("contact.torque_thresholds"),
-              constraint="4 levels >= 0, contact in (0, collision]", read_only=False),
-    Parameter("contact.force_thresholds", "double_array", [0.0, 0.0, 0.0, 0.0],
-              "|F| levels of each force axis of the estimated wrench, N, same order as "
-              "contact.torque_thresholds. 0: level off (the default: joint torques are the "
-              "reliable signal).", check=_levels("contact.force_thresholds"),
-              constraint="4 levels >= 0, contact in (0, collision]", read_only=False),
-    Parameter("contact.moment_thresholds", "double_array", [0.0, 0.0, 0.0, 0.0],
-              "|M| levels of each moment axis of the estimated wrench, N m, same order. 0: off.",
-              check=_levels("contact.moment_thresholds"),
-              constraint="4 levels >= 0, contact in (0, collision]", read_only=False),
-    Parameter("contact.acceleration_threshold", "double", 0.5,
-              "rad/s^2 (m/s^2): while the desired joint acceleration (2-norm) exceeds this, "
-              "the 'accelerating' levels apply.", low=0.0, high=1.0e6, read_only=False),
-    Parameter("contact.reaction", "string", "hold",
-              "On a collision: none (report only), hold (abort the motion, hold the pose), "
-              "float (abort, gravity compensation until reset), reflex (abort, tau = g + "
-              "K_R r for contact.reflex_duration, then hold).", choices=CONTACT_REACTIONS,
-              read_only=False),
-    Parameter("contact.reflex_gain", "double", 1.0,
-              "K_R of the reflex reaction (dimensionless: times the residual, N m).",
-              low=0.0, high=10.0, read_only=False),
-    Parameter("contact.reflex_duration", "double", 0.1,
-              "Seconds of reflex before holding.", low=0.0, high=5.0, read_only=False),
-    Parameter("contact.wrench_link", "string", "",
-              "Link whose origin the external wrench is estimated at (world axes). Empty: "
-              "ee_link, else the URDF's last link."),
-    Parameter("contact.wrench_damping", "double", 0.05,
-              "lambda of the damped least squares F = (J J^T + lambda^2 1)^-1 J r.",
-              **positive(10.0), read_only=False),
-    Parameter("contact.use_measured_effort", "bool", False,
-              "Take the torque of the observer from joint_states.effort (a robot that "
-              "measures it) instead of the clamped command the controller sent; a state "
-              "without one effort per name is then refused.", read_only=False),
+    Parameter("joint_impedance.stiffness", "double_array", [],
+              "joint_impedance: K, N m/rad, one for every commanded joint or one per joint "
+              "(command order); empty: the model's default kp. At most the fastest loop "
+              "expected_state_period and expected_delay allow. Per target: "
+              "~/target_joint_stiffness. Read at start.", check=_check_stiffness,
+              constraint="finite numbers >= 0"),
+    Parameter("joint_impedance.damping_ratio", "double", 1.0,
+              "joint_impedance: zeta of D = 2 zeta sqrt(K H_ii(q)). Read at start.",
+              **positive(10.0)),
+    Parameter("joint_impedance.filter_time_constant", "double", 0.05,
+              "joint_impedance: s, the exponential filter of the streamed target; 0: none. "
+              "Read at start.", low=0.0, high=10.0),
+    Parameter("joint_impedance.max_error", "double", 0.1,
+              "joint_impedance: rad (m), the target's distance from the measured position is "
+              "clipped to this per joint. Read at start.", **positive(10.0)),
+    Parameter("joint_impedance.target_timeout", "double", 0.5,
+              "joint_impedance: s without a target before the last one is held (velocity 0). "
+              "Read at start.", **positive(60.0)),
+    *CONTACT_PARAMETERS,
     _gain("p", "Proportional gain, N m/rad,"),
     _gain("d", "Derivative gain, N m s/rad,"),
     _gain("i", "Integral gain, N m/(rad s),"),

@@ -111,7 +111,7 @@ def test_from_parameters_reads_every_parameter_named_like_a_config_field_and_the
     named = {f.name for f in fields(ControllerConfig)} & {p.name for p in TABLE.fixed}
     assert named >= {"mode", "joints", "bandwidth_hz", "fixed_positions", "ee_link"}
     groups = {p.name for p in TABLE.fixed
-              if p.name.startswith(("contact.", "oscillation.", "limits."))}
+              if p.name.startswith(("contact.", "oscillation.", "limits.", "joint_impedance."))}
     assert set(read) == named | groups
     assert config.contact is not None and config.oscillation == OscillationThresholds()
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Sequence, Union
 
 from rbd_control.control.contact.errors import ContactConfigError
-from rbd_control.params.controller import (CONTACT_LEVELS, CONTACT_REACTIONS,
-                                           CONTROLLER_PARAMETERS, contact_levels_reason)
+from rbd_control.params.contact import CONTACT_LEVELS, CONTACT_REACTIONS, contact_levels_reason
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 __all__ = ["ContactConfig", "REACTIONS", "LEVELS"]
 

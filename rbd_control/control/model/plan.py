@@ -15,10 +15,11 @@ import numpy as np
 from rbd_control.dynamics import RbdError
 
 from rbd_control.control.config import ModelPlan
-from rbd_control.control.errors import ConfigError, ControlError, brief
+from rbd_control.control.errors import ConfigError, ControlError, TrajectoryError, brief
 from rbd_control.control.laws import cartesian
 from rbd_control.control.laws.gain_table import resolve, with_config
 from rbd_control.control.laws.gains import default_gains
+from rbd_control.control.laws.joint_impedance import JointImpedance
 from rbd_control.control.laws.loop_design import (LoopDesign, design_bandwidth,
                                                   reference_inertia, zero_pose)
 from rbd_control.dynamics.friction import Friction
@@ -56,6 +57,7 @@ def plan_model(model, config, warnings, mode=None) -> ModelPlan:
                      friction_compensation(model, config.friction, config.friction_epsilon,
                                            config.use_urdf_friction),
                      cartesian=law, softened=softened(model, law),
+                     joint_target=joint_target(config, joint_map, gains, model, warnings),
                      limit_gains=limit_gains(config, gains.reference_inertia,
                                              effort_limit * config.effort_scale,
                                              joint_map.take(np.asarray(model.velocity_limit))))
@@ -80,8 +82,7 @@ def limit_gains(config, inertia, effort, velocity) -> tuple:
                      loop's time constant (safety/command_limits.py's soft_limits lowers it
                      so the allowed velocity falls to zero over two margins at least).
     inertia: the d_i k_brake is sized on (command_limits.py rescales it to the pose's)."""
-    wall = design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
-                            float(config.damping_ratio), WALL_MAX_BANDWIDTH_HZ)
+    wall = wall_loop(config)
     d = np.asarray(inertia, dtype=float)
     zeta, omega = wall.damping_ratio, wall.omega
     velocity = np.asarray(velocity, dtype=float)
@@ -89,6 +90,26 @@ def limit_gains(config, inertia, effort, velocity) -> tuple:
     k_velocity = np.where(np.isfinite(velocity) & (velocity > 0.0),
                           np.asarray(effort, dtype=float) / velocity, k_brake)
     return np.full(d.size, omega / (2.0 * zeta)), k_velocity, k_brake, d
+
+
+def joint_target(config, joint_map, gains, model, warnings) -> JointImpedance:
+    """joint_impedance's law (laws/joint_impedance.py): its stiffness at most the wall loop's
+    w^2 d_i, by default the model's default kp. ConfigError naming a stiffness beyond it."""
+    try:
+        return JointImpedance(joint_map.names, config.joint_impedance, gains.kp,
+                              wall_loop(config).omega ** 2 * gains.reference_inertia,
+                              joint_map.take(np.asarray(model.continuous, dtype=bool)),
+                              warnings)
+    except TrajectoryError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def wall_loop(config) -> LoopDesign:
+    """The fastest loop the declared expected_state_period and expected_delay keep within the
+    design's margins (bandwidth_hz's top): the joint-limit wall's, and the bound on
+    joint_impedance's stiffness, w^2 d_i."""
+    return design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
+                            float(config.damping_ratio), WALL_MAX_BANDWIDTH_HZ)
 
 
 def designed_loop(config) -> LoopDesign:

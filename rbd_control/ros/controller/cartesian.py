@@ -19,6 +19,7 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rbd_control.control import TrajectoryError
 from rbd_control.control.laws.pose import quat_from_matrix, quat_multiply
 from rbd_control.dynamics import frame_pose
+from rbd_control.ros.controller.targets import apply_target
 
 
 def mode_refusal(by_name, ee_link):
@@ -78,7 +79,7 @@ class CartesianTopics:
             # q_world = q_frame * q (the frame's orientation, then the goal's in it)
             quaternion = quat_multiply(quat_from_matrix(T[:3, :3]), [o.x, o.y, o.z, o.w])
             controller.set_pose_target(position, quaternion, now)
-        self._apply('target pose', apply)
+        apply_target(self._context, 'target pose', apply)
 
     def _on_wrench(self, msg):
         def apply(controller, now):
@@ -86,20 +87,4 @@ class CartesianTopics:
             f, t = msg.wrench.force, msg.wrench.torque
             wrench = np.concatenate([R @ [f.x, f.y, f.z], R @ [t.x, t.y, t.z]])
             controller.set_wrench_target(wrench, now)
-        self._apply('target wrench', apply)
-
-    def _apply(self, what, apply):
-        """Refusals are logged once per period with a count (the context's
-        ThrottledWarnings): a stream of bad targets must not become a stream of log lines."""
-        context = self._context
-        controller = context.controller
-        if controller is None:
-            context.warnings.warn(f'{what}_no_model', f'{what} refused: no robot model yet')
-            return
-        try:
-            apply(controller, context.control_time())
-        except TrajectoryError as error:
-            context.warnings.warn(f'{what}_refused', f'{what} refused: {error}')
-        except Exception as error:   # a bad message must never take the node down
-            context.errors.warn(f'{what}_failed',
-                                f'{what} refused: {type(error).__name__}: {error}')
+        apply_target(self._context, 'target wrench', apply)

@@ -11,6 +11,8 @@ Topics
   in   joint_states             sensor_msgs/JointState, matched by joint name
   in   ~/joint_trajectory       trajectory_msgs/JointTrajectory
   in   ~/target_pose ~/target_wrench   geometry_msgs PoseStamped / WrenchStamped
+  in   ~/target_joint_state ~/target_joint_stiffness   sensor_msgs/JointState
+                                 (joint_impedance: joint_targets.py)
   out  ~/current_pose ~/desired_pose   geometry_msgs/PoseStamped (cartesian.py)
   action ~/follow_joint_trajectory  control_msgs/action/FollowJointTrajectory, and
   out  ~/controller_state       control_msgs/msg/JointTrajectoryControllerState
@@ -66,6 +68,7 @@ from rbd_control.control.safety.health import HealthThresholds, LoopHealth
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 from rbd_control.ros.controller import trajectory_action
 from rbd_control.ros.controller.cartesian import CartesianTopics
+from rbd_control.ros.controller.joint_targets import JointTargetTopics
 from rbd_control.ros.controller.contact import ContactTopics
 from rbd_control.ros.controller.context import ControllerContext
 from rbd_control.ros.controller.corrections import ModelCorrections
@@ -113,6 +116,8 @@ class ControllerNode(Node):
         # ~/follow_joint_trajectory and ~/controller_state (None without control_msgs)
         self._action = trajectory_action.attach(self, context)
         self._cartesian = CartesianTopics(self, context)
+        # ~/target_joint_state, ~/target_joint_stiffness (mode joint_impedance)
+        JointTargetTopics(self, context)
         # ~/external_torque, ~/external_wrench, ~/contact_state, ~/reset_collision
         self._contact = ContactTopics(self, context)
         # mode shadow: ~/shadow_effort, ~/model_error (and nothing on command_topic)
