@@ -19,6 +19,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rbd_control.control import Controller, ControllerConfig
+from rbd_control.control.safety.command_limits import LimitsConfig
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import gravity, load_urdf
 from ros_helpers import (LATCHED, RELIABLE_DEEP, finite, get_parameters, joint_state,
@@ -54,6 +55,7 @@ PROBE = joint_state(ALL_JOINTS, np.full(len(ALL_JOINTS), 0.1), np.zeros(len(ALL_
 def core(mode, model=MODEL, joints=JOINTS, probed=True, **config):
     """The core as the node runs it; `probed`: it has seen PROBE first, like the node."""
     config.setdefault('state_timeout', CALM_TIMEOUT)
+    config.setdefault('limits', LimitsConfig(torque_rate=0.0))   # as start() runs the node
     controller = Controller(model, ControllerConfig(mode=mode, joints=list(joints), **config))
     if probed:
         controller.update(-1.0, PROBE.name, PROBE.position, PROBE.velocity)
@@ -117,6 +119,9 @@ def start(spawn_node, ros_node, *, description=True, handshake=True, **parameter
     parameters.setdefault('max_state_age', 0.0)
     # nor its oscillation detector: random states swing at random (test_oscillation.py tests it)
     parameters.setdefault('oscillation.frequency', 0.0)
+    # nor the torque rate: its dt is the node's control time between states, which the oracle
+    # does not see (random states jump; test_command_limits.py tests the rate)
+    parameters.setdefault('limits.torque_rate', 0.0)
     if description:
         parameters['robot_description'] = URDF
     process = spawn_node(MODULE, parameters)

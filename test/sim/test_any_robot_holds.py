@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rbd_control.control import Controller, ControllerConfig
+from rbd_control.control.safety.command_limits import LimitsConfig
 from rbd_control.dynamics import ModelError, gravity, load_urdf
 from rbd_control.sim import Simulator
 
@@ -55,8 +56,13 @@ def run_hold(urdf, joints, overrides):
     needed = np.abs(gravity(model, list(q0.values())))
     assert np.all(needed < 0.8 * model.effort_limit), "the pose must be holdable within limits"
     sim.reset(q0)
-    arm = Controller(model, ControllerConfig(mode="gravity_compensation", joints=joints))
-    rest = (Controller(model, ControllerConfig(mode="feedforward_pd", joints=others))
+    # the hold, not the start: the plant starts unheld, and the torque rate's ramp from zero
+    # lets the PR2's heavy torso and arms sink first (test_command_limits.py tests the rate)
+    no_rate = LimitsConfig(torque_rate=0.0)
+    arm = Controller(model, ControllerConfig(mode="gravity_compensation", joints=joints,
+                                             limits=no_rate))
+    rest = (Controller(model, ControllerConfig(mode="feedforward_pd", joints=others,
+                                               limits=no_rate))
             if others else None)
     start = np.array([q0[name] for name in joints])
     drift = 0.0
