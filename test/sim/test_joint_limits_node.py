@@ -17,9 +17,11 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
 
 from rbd_control.description import default_arm_urdf
 from rbd_control.dynamics import gravity, load_urdf
+from rbd_control.ros.conversions import joint_trajectory_msg
 
 from test_in_the_loop import (ARM_JOINTS, SIM_NODE, controller_parameters, positions,
                               sim_parameters, stamp_of, start_loop, wait_for_commands)
@@ -81,3 +83,42 @@ def test_a_pushed_joint_stops_inside_its_soft_limit_in_lock_step(ros_node, spawn
 @pytest.mark.wall_clock
 def test_a_pushed_joint_stops_inside_its_soft_limit_in_real_time(ros_node, spawn_node):
     check(*pushed(ros_node, spawn_node, lockstep=False))
+
+
+def test_a_goal_beyond_the_soft_limit_sent_by_topic_is_refused_or_stopped(ros_node,
+                                                                          spawn_node):
+    """feedforward_pd with limits.joint_limits on, goals for JOINT sent on ~/joint_trajectory:
+    0.2 rad beyond the soft limit lies beyond the hard one and is refused with its reason in
+    the log (the arm holds); 0.1 rad beyond is accepted, and the bounds stop the joint inside
+    the margin, never at the stop."""
+    urdf = default_arm_urdf()
+    model = load_urdf(urdf)
+    index = model.joint_names.index(JOINT)
+    hard = float(model.position_limits[index, 1])
+    soft = hard - SOFT_MARGIN
+    states = ros_node.collect(JointState, "/joint_states", 20000)
+    commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 100)
+    goals = ros_node.node.create_publisher(JointTrajectory, "/rbd_controller/joint_trajectory",
+                                           10)
+    sim, controller = start_loop(
+        ros_node, spawn_node, states, sim_parameters(urdf, ARM_JOINTS, HOME, lockstep=True),
+        controller_parameters(urdf, ARM_JOINTS, "feedforward_pd", use_sim_time=True,
+                              **{"limits.joint_limits": True, "state_timeout": 1.0},
+                              **DECLARED_LOOP))
+    wait_for_commands(ros_node, commands, 20, [sim, controller])
+    ros_node.wait_for_subscribers(goals)
+    peaks = {}
+    for beyond in (0.2, 0.1):
+        goal = HOME.copy()
+        goal[index] = soft + beyond
+        start = stamp_of(states[-1])
+        goals.publish(joint_trajectory_msg(ARM_JOINTS, [(2.0, goal, None, None)]))
+        ros_node.wait_for(lambda: stamp_of(states[-1]) >= start + 3.0, WALL_TIMEOUT,
+                          "3 s of sim time after the goal")
+        peaks[beyond] = max(positions(s, [JOINT])[0] for s in states if stamp_of(s) >= start)
+    assert sim.alive() and controller.alive(), controller.log()
+    print(f"goal {soft + 0.2:.2f} rad: peak {peaks[0.2]:.4f} (HOME {HOME[index]}); goal "
+          f"{soft + 0.1:.2f} rad: peak {peaks[0.1]:.4f}, soft {soft:.2f}, hard {hard}")
+    assert "outside its limits" in controller.log()
+    assert abs(peaks[0.2] - HOME[index]) < 1e-3            # refused: the arm held
+    assert soft - 0.05 < peaks[0.1] < hard
