@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("index", "getting_started", "demo", "concepts/dynamics", "concepts/control_laws",
          "concepts/trajectories", "concepts/safety_and_loop", "concepts/identification",
          "concepts/simulators", "howto/own_robot", "howto/real_arm", "howto/moveit",
-         "howto/gazebo", "howto/identify", "howto/tune_gains", "howto/payload",
+         "howto/gazebo", "howto/identify", "howto/tune_gains", "howto/payload", "howto/client",
          "reference/parameters", "reference/topics", "reference/api", "reference/controller_core",
          "reference/dynamics_api", "benchmarks", "architecture", "limits")
 

@@ -26,6 +26,7 @@ ALLOWED = {
     'demo': {'params', 'dynamics', 'description', 'identification', 'control', 'sim', 'ros',
              'bringup'},
     'cli': {'params', 'ros'},
+    'client': set(),      # rclpy and the messages only: a policy's process imports nothing else
 }
 ROS_FREE = ('params', 'dynamics', 'description', 'identification', 'control', 'sim')
 NO_NUMERICS = ('params',)

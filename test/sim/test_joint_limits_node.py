@@ -34,26 +34,33 @@ PUSH_S = 3.0               # s of sim time under the push
 WALL_TIMEOUT = 120.0
 
 
+def start_limited(ros_node, spawn_node, urdf, mode, publisher, *, lockstep):
+    """(the states seen, the simulator, the controller) of a loop at HOME in `mode` with the
+    joint limits on and the loop declared, once it commands and `publisher` is matched."""
+    states = ros_node.collect(JointState, "/joint_states", 20000)
+    commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 100)
+    sim, controller = start_loop(
+        ros_node, spawn_node, states, sim_parameters(urdf, ARM_JOINTS, HOME, lockstep=lockstep),
+        controller_parameters(urdf, ARM_JOINTS, mode, use_sim_time=True,
+                              **{"limits.joint_limits": True, "state_timeout": 1.0},
+                              **DECLARED_LOOP))
+    wait_for_commands(ros_node, commands, 20, [sim, controller])
+    ros_node.wait_for_subscribers(publisher)
+    return states, sim, controller
+
+
 def pushed(ros_node, spawn_node, *, lockstep):
     """(peak position of JOINT under the push, its hard upper limit, the limits statuses)."""
     urdf = default_arm_urdf()
     model = load_urdf(urdf)
-    home = HOME
     index = model.joint_names.index(JOINT)
     hard = float(model.position_limits[index, 1])
-    push = 5.0 * abs(gravity(model, home)[index])
-    states = ros_node.collect(JointState, "/joint_states", 20000)
-    commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 100)
+    push = 5.0 * abs(gravity(model, HOME)[index])
     statuses = ros_node.collect(DiagnosticArray, "/diagnostics", 200)
     disturbance = ros_node.node.create_publisher(JointState, f"/{SIM_NODE}/joint_disturbance",
                                                  10)
-    sim, controller = start_loop(
-        ros_node, spawn_node, states, sim_parameters(urdf, ARM_JOINTS, home, lockstep=lockstep),
-        controller_parameters(urdf, ARM_JOINTS, "gravity_compensation", use_sim_time=True,
-                              **{"limits.joint_limits": True, "state_timeout": 1.0},
-                              **DECLARED_LOOP))
-    wait_for_commands(ros_node, commands, 20, [sim, controller])
-    ros_node.wait_for_subscribers(disturbance)
+    states, sim, controller = start_limited(ros_node, spawn_node, urdf, "gravity_compensation",
+                                            disturbance, lockstep=lockstep)
     start = stamp_of(states[-1])
     disturbance.publish(JointState(name=[JOINT], effort=[push]))
     ros_node.wait_for(lambda: stamp_of(states[-1]) >= start + PUSH_S, WALL_TIMEOUT,
@@ -96,17 +103,10 @@ def test_a_goal_beyond_the_soft_limit_sent_by_topic_is_refused_or_stopped(ros_no
     index = model.joint_names.index(JOINT)
     hard = float(model.position_limits[index, 1])
     soft = hard - SOFT_MARGIN
-    states = ros_node.collect(JointState, "/joint_states", 20000)
-    commands = ros_node.collect(Float64MultiArray, "/effort_controller/commands", 100)
     goals = ros_node.node.create_publisher(JointTrajectory, "/rbd_controller/joint_trajectory",
                                            10)
-    sim, controller = start_loop(
-        ros_node, spawn_node, states, sim_parameters(urdf, ARM_JOINTS, HOME, lockstep=True),
-        controller_parameters(urdf, ARM_JOINTS, "feedforward_pd", use_sim_time=True,
-                              **{"limits.joint_limits": True, "state_timeout": 1.0},
-                              **DECLARED_LOOP))
-    wait_for_commands(ros_node, commands, 20, [sim, controller])
-    ros_node.wait_for_subscribers(goals)
+    states, sim, controller = start_limited(ros_node, spawn_node, urdf, "feedforward_pd", goals,
+                                            lockstep=True)
     peaks = {}
     for beyond in (0.2, 0.1):
         goal = HOME.copy()
