@@ -90,12 +90,18 @@ def test_gains_that_oscillate_are_softened_then_held_and_reported(ros_node, spaw
     result = set_parameters(ros_node, "rbd_controller", {f"gains.{JOINT}.d": UNSTABLE_KD})
     set_at = time.monotonic()
     assert result[f"gains.{JOINT}.d"].successful, result
-    ros_node.wait_for(lambda: any(level == DiagnosticStatus.ERROR and
-                                  values.get("oscillation holds") == "1"
-                                  for level, _, values in loop.oscillation_statuses()),
-                      REACTION_BOUND_S + 5.0, "/diagnostics to report the hold")
+
+    def held():
+        return any(level == DiagnosticStatus.ERROR and values.get("oscillation holds") == "1"
+                   for level, _, values in loop.oscillation_statuses())
+    give_up = set_at + REACTION_BOUND_S + 5.0
+    ros_node.wait_for(lambda: held() or time.monotonic() > give_up, REACTION_BOUND_S + 10.0,
+                      "/diagnostics to report the hold")
     reported = time.monotonic() - set_at
     statuses = loop.oscillation_statuses()
+    # the logs say why when it does not (one CI run of several, 2026-11-28, never held)
+    assert held(), f"no hold on /diagnostics {reported:.1f} s after the set: {statuses}\n" \
+        f"{loop.logs()}"
     log = loop.controller.log()
     print(f"{JOINT} kd {UNSTABLE_KD}: held and reported {reported:.2f} s after the set; "
           f"/diagnostics: {[(level, message[:80]) for level, message, _ in statuses]}; log:\n"
