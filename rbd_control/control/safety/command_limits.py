@@ -28,6 +28,8 @@ from typing import Optional
 import numpy as np
 
 from rbd_control.dynamics import crba, gravity
+from rbd_control.dynamics.free_inertia import (free_joint_inertia, max_inertia_ratio,
+                                               regularised_inverse)
 
 from rbd_control.control.errors import ConfigError
 from rbd_control.control.safety.joint_limits import JointLimiter
@@ -163,13 +165,11 @@ class CommandLimits:
         braking = self.joints.braking
         if q is None or not braking.any():
             return lower, upper
-        h_inv = np.linalg.inv(crba(model, q))
         index = self._map.index[braking]
-        inverse = h_inv[np.ix_(index, index)]
-        m = 1.0 / np.diag(inverse)
+        inverse = regularised_inverse(crba(model, q))[np.ix_(index, index)]
+        m = free_joint_inertia(inverse)
         if m.size > 1:
-            root = np.sqrt(m)
-            m /= max(1.0, float(np.linalg.eigvalsh(root[:, None] * inverse * root).max()))
+            m /= max(1.0, max_inertia_ratio(m, inverse))
         k_brake = self.joints.k_brake.copy()
         k_brake[braking] *= np.maximum(m / self._design_inertia[braking], 1.0)
         np.minimum(k_brake, self._brake_cap, out=k_brake)
