@@ -317,7 +317,7 @@ def test_a_light_joint_pushed_past_its_velocity_limit_stays_a_steady_brake(arm_u
     assert np.ptp(speeds[2000:]) < 0.1 * third     # a steady speed, not an oscillation
 
 
-def test_the_default_rate_lets_an_unheld_arm_start_without_sinking(arm_urdf):
+def test_the_default_rate_lets_an_unheld_arm_start_without_sinking(arm_urdf, arm_model):
     """limits.torque_rate's default (20000 N m/s) on a plant that nothing holds when the
     controller starts, at the stretched pose (58 N m of gravity on shoulder_lift): the first
     command (its dt one expected_state_period, 4 ms) may already reach 80 N m, so neither
@@ -327,8 +327,7 @@ def test_the_default_rate_lets_an_unheld_arm_start_without_sinking(arm_urdf):
     (doc/concepts/safety_and_loop.md)."""
     from closed_loop_support import make_plant
     from test_closed_loop import POSES
-    from rbd_control.dynamics import load_urdf
-    model = load_urdf(arm_urdf)
+    model = arm_model
     q0 = np.array(POSES["stretched_sideways"])
     assert LimitsConfig().torque_rate == 20000.0
     sunk = {}

@@ -113,6 +113,8 @@ class JointLimiter:
                          & self.has_position)
         # the joints without are masked out of the rules; finite stand-ins keep the
         # arithmetic free of inf * 0
+        # [soft_lower, soft_upper] per joint, +-inf where none (what joint_impedance keeps to)
+        self.soft_range = np.where(self.has_soft[:, None], soft, [-np.inf, np.inf])
         self.soft_lower = np.where(self.has_soft, soft[:, 0], 0.0)
         self.soft_upper = np.where(self.has_soft, soft[:, 1], 0.0)
         self.k_position = np.where(self.has_soft, k_position, 1.0)
@@ -127,7 +129,7 @@ class JointLimiter:
         self._any_soft = bool(self.has_soft.any())
         # the stop guard's middle of each margin and half its width ([lower, upper] sides);
         # unguarded sides: middle 0 and half inf, so (q - 0) / inf = 0, no guard
-        guarded = self.has_soft[:, None] & np.ones((n, 2), bool)
+        guarded = (self.has_soft & self.shapes_effort)[:, None] & np.ones((n, 2), bool)
         hard = np.where(guarded, np.column_stack([self.lower, self.upper]), 0.0)
         margin = np.column_stack([self.soft_lower, -self.soft_upper]) - hard * [1.0, -1.0]
         guarded &= margin > 0.0
@@ -237,15 +239,21 @@ class JointLimiter:
         falls linearly to the whole effort back at the hard limit: the last resort where the
         linear wall above cannot hold what pushes the joint (a stable brake on a light joint is
         weak). It acts only while the joint moves on, so it brakes and never throws the joint
-        back (a one-sided spring: no energy returned)."""
-        guarded = self.has_soft & self.shapes_effort
-        # fraction of the way from the middle of the margin to the hard limit, clipped to 1
-        onward = np.minimum((q - self._guard_middle[:, 1]) / self._guard_half[:, 1], 1.0)
-        hit = guarded & (qd > 0.0) & (onward > 0.0)
-        np.copyto(upper, np.minimum(upper, self._neg_guard_effort * onward), where=hit)
-        onward = np.minimum((self._guard_middle[:, 0] - q) / self._guard_half[:, 0], 1.0)
-        hit = guarded & (qd < 0.0) & (onward > 0.0)
-        np.copyto(lower, np.maximum(lower, -self._neg_guard_effort * onward), where=hit)
+        back (a one-sided spring: no energy returned). Unguarded sides have a half-width of
+        inf: their fraction is 0, never > 0."""
+        s, a, b = self._scratch, self._mask, self._other
+        sides = ((1, upper, np.greater, np.minimum, 1.0), (0, lower, np.less, np.maximum, -1.0))
+        for side, limit, onward, pick, sign in sides:
+            # fraction of the way from the middle of the margin to the hard limit, at most 1
+            np.subtract(q, self._guard_middle[:, side], out=s)
+            s *= sign
+            s /= self._guard_half[:, side]
+            np.greater(s, 0.0, out=a)
+            a &= onward(qd, 0.0, out=b)
+            np.minimum(s, 1.0, out=s)
+            s *= self._neg_guard_effort
+            s *= sign                    # -effort x fraction above, +effort x fraction below
+            np.copyto(limit, pick(limit, s, out=s), where=a)
 
     def clamp(self, tau, q, qd, out=None):
         """tau clamped into the bounds at (q, qd); out: where to write it (default: a new
