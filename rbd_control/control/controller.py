@@ -184,6 +184,7 @@ class Controller:
         self._supervisor.watch_joints(self._joint_names)
         self._plan = TrajectoryPlan(len(self._joint_names))
         self._cartesian, self._joint_target = plan.cartesian, plan.joint_target
+        self._joint_target.keep_within(self._limits.joints.soft_range)   # off the stops
         if self.mode == "cartesian_impedance" and plan.cartesian is None:
             # prepared while another mode ran (prepare_model refuses it otherwise)
             self.mode = "gravity_compensation"

@@ -79,9 +79,9 @@ def test_a_target_step_converges_with_the_configured_damping(arm_urdf, arm_model
 
 
 def test_streamed_targets_are_shaped_then_held_when_they_stop(arm_urdf, arm_model):
-    """Targets at 10 Hz, each 0.2 rad past the last on the elbow: no command step beyond the
-    torque rate, the joint never more than the clip past its newest target, and 0.5 s after
-    the last target the arm holds it (held, at rest)."""
+    """Targets at 10 Hz on the elbow in 0.2 rad steps (0, 0.2, 0.4, 0, ...): no command step
+    beyond the torque rate, the joint never past its newest target by more than the clip, and
+    0.5 s after the last target the arm holds it (held, at rest)."""
     sim, c = start(arm_urdf, arm_model)       # the defaults: T 0.05 s, clip 0.1 rad, 0.5 s
     names, sent = arm_model.joint_names, []
 
@@ -98,11 +98,17 @@ def test_streamed_targets_are_shaped_then_held_when_they_stop(arm_urdf, arm_mode
     times = np.arange(1, len(positions) + 1) * DT
     which = np.searchsorted(newest[:, 0], times, side="right") - 1
     beyond = np.abs(positions[:, ELBOW] - newest[which, 1]).max()
+    # overshoot: how far the elbow went past its newest target, in the direction of the step
+    previous = np.where(which > 0, newest[np.maximum(which - 1, 0), 1], HOME[ELBOW])
+    direction = np.sign(newest[which, 1] - previous)
+    overshoot = ((positions[:, ELBOW] - newest[which, 1]) * direction).max()
     print(f"{len(sent)} targets: largest command step {steps:.2f} N m (rate step "
           f"{rate_step:g}), largest distance from the newest target {beyond:.3f} rad, "
+          f"overshoot past it {overshoot * 1e3:.2f} mrad, "
           f"held {c._joint_target.held}, final speed {np.abs(sim.state().velocity).max():.2e}")
     assert steps <= rate_step + 1e-9
-    assert beyond <= 0.4 + 1e-6      # never past a target: at most one step behind it
+    assert beyond <= 0.4 + 1e-6      # at most one step (0.4 rad) from the newest target
+    assert overshoot <= c.config.joint_impedance.max_error
     assert c._joint_target.held
     assert np.abs(sim.state().velocity).max() < 0.01
     assert positions[-1, ELBOW] == pytest.approx(sent[-1][1], abs=2e-3)
@@ -141,3 +147,19 @@ def test_joint_targets_are_refused_in_other_modes(arm_model):
     c.update(0.0, arm_model.joint_names, HOME, np.zeros(6))
     with pytest.raises(TrajectoryError, match="switch to joint_impedance"):
         c.set_joint_target(arm_model.joint_names, HOME, None, 0.001)
+
+
+def test_a_target_beyond_the_limits_is_followed_to_the_soft_limit_only(arm_urdf, arm_model):
+    """A leader at its own stop streams targets beyond ours: clipped into the soft limits (said
+    in the log), the joint stops there, off its hard stop."""
+    sim, c = start(arm_urdf, arm_model, target_timeout=60.0, max_error=10.0)
+    soft, hard = c._limits.joints.soft_range[ELBOW, 1], arm_model.position_limits[ELBOW, 1]
+    target = HOME.copy()
+    target[ELBOW] = hard + 0.5
+    c.set_joint_target(arm_model.joint_names, target, None, sim.state().time)
+    assert c._joint_target.target[ELBOW] == soft < hard
+    positions, _ = run(sim, c, 3.0)
+    print(f"elbow target {target[ELBOW]:.2f} rad: peak {positions[:, ELBOW].max():.4f}, "
+          f"soft {soft:.3f}, hard {hard}")
+    assert positions[:, ELBOW].max() < soft + 0.01 < hard
+    assert any("clipped" in line for line in c.warnings.due(10.0))

@@ -18,6 +18,9 @@ the spring sees it (as CRISP's target filter, error clip and max_delta_tau):
              (qd_f likewise toward the target's velocity); T = 0: no filter
     clip     q_t = q + clip(q_f - q, -max_error, max_error)        per joint
     timeout  no target for target_timeout s: the last target is held with qd_t = 0 (`held`)
+A target beyond a joint's soft limits (limits.soft_margin inside the hard ones, or the URDF's
+<safety_controller>) is clipped into them, so a leader arm at its own stop keeps streaming
+and the follower stays off its stop; a trajectory point beyond the hard limits is refused.
 The torque rate (safety/command_limits.py) then bounds every step of the command.
 """
 from __future__ import annotations
@@ -81,11 +84,12 @@ class JointImpedance:
                  default_stiffness, max_stiffness, continuous=None, warnings=None):
         """default_stiffness: the model's default kp (command order); max_stiffness: the wall
         loop's w^2 d_i (command order); continuous: which joints wrap (command order);
-        warnings: a ThrottledWarnings, told when a target times out."""
+        warnings: a ThrottledWarnings, told when a target times out or is clipped."""
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         n = len(self.joint_names)
         self.max_stiffness = np.asarray(max_stiffness, dtype=float)
+        self._lower, self._upper = np.full(n, -np.inf), np.full(n, np.inf)   # keep_within
         given = tuple(config.stiffness or ())
         self.K = np.zeros(n)
         self.zeta = np.full(n, float(config.damping_ratio))
@@ -105,6 +109,12 @@ class JointImpedance:
         self.active = False
         self.held = False                    # the target timed out: holding the last one
         self._warnings = warnings
+
+    def keep_within(self, soft_range):
+        """Targets are clipped into soft_range (n, 2) [lower, upper], command order, +-inf
+        where none: the joints' soft limits (safety/command_limits.py), kept off the stops."""
+        self._lower, self._upper = (np.array(side, dtype=float) for side in
+                                    np.asarray(soft_range, dtype=float).T)
 
     def deactivate(self):
         self.active = False
@@ -127,15 +137,20 @@ class JointImpedance:
         """A target by joint name (a subset keeps the others' targets); velocities: None or one
         per name. TrajectoryError naming what is wrong; nothing changes then."""
         index = self._indices(list(names), "joint target")
-        for values, what in ((positions, "positions"), (velocities, "velocities")):
-            if what == "positions" or (values is not None and len(values)):
-                if len(values) != len(index):
-                    raise TrajectoryError(f"{len(index)} joint names but {len(values)} "
-                                          f"target {what}")
+        velocities = () if velocities is None else velocities
+        if len(positions) != len(index) or len(velocities) not in (0, len(index)):
+            raise TrajectoryError(f"{len(index)} joint names but {len(positions)} target "
+                                  f"positions and {len(velocities)} velocities")
         positions = _per_joint(positions, len(index), "target positions")
-        velocities = (np.zeros(len(index)) if velocities is None or len(velocities) == 0
-                      else _per_joint(velocities, len(index), "target velocities"))
-        self.target[index] = positions
+        velocities = (_per_joint(velocities, len(index), "target velocities")
+                      if len(velocities) else 0.0)
+        # a leader arm at its own stop streams targets beyond ours: followed to the soft
+        # limit, never to the stop (a trajectory point beyond the hard ones is refused)
+        lower, upper = self._lower[index], self._upper[index]
+        if self._warnings is not None and np.any((positions < lower) | (positions > upper)):
+            self._warnings.warn("joint_target_clipped", "joint target beyond the soft "
+                                "limits: clipped into them")
+        self.target[index] = np.clip(positions, lower, upper)
         self.target_velocity[index] = velocities
         self._received, self.held = now, False
 
