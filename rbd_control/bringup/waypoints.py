@@ -7,6 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
+from rbd_control.control.safety.command_limits import soft_inset
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
+
 # A ready, unremarkable pose of the default arm: elbow bent, wrist level, away from limits.
 DEFAULT_ARM_HOME = {
     "shoulder_pan": 0.0,
@@ -34,6 +37,8 @@ DEMO_OFFSETS = np.array(
 )
 DEMO_TIMES = np.array([0.5, 2.5, 4.5, 6.5, 8.5])
 LIMIT_MARGIN = 0.1          # of each joint's range kept clear at both ends
+SOFT_LIMIT_ROOM = 1.5       # times the default soft-limit inset kept clear, at least
+_DEFAULT_SOFT_MARGIN = CONTROLLER_PARAMETERS.core_default("limits.soft_margin")
 VELOCITY_FRACTION = 0.7     # of each joint's <limit velocity> the demo may reach
 
 
@@ -68,9 +73,15 @@ def demo_waypoints(home: dict[str, float], joints: Sequence[str], model=None):
 
 
 def _room_scale(q0, offsets, limits):
-    """Per joint, the factor (at most 1) that keeps q0 + offsets inside the limits' margin."""
+    """Per joint, the factor (at most 1) that keeps q0 + offsets inside the limits' margin:
+    LIMIT_MARGIN of the range, and at least SOFT_LIMIT_ROOM times the controller's default
+    soft-limit inset (its joint limits stop a joint there: a gripper's soft limits are a
+    quarter of its travel inside)."""
     lower, upper = limits[:, 0], limits[:, 1]
-    margin = np.where(np.isfinite(upper - lower), LIMIT_MARGIN * (upper - lower), 0.0)
+    limited = np.isfinite(upper - lower)
+    inset = SOFT_LIMIT_ROOM * soft_inset(_DEFAULT_SOFT_MARGIN, np.where(limited[:, None],
+                                                                        limits, 0.0))
+    margin = np.where(limited, np.maximum(LIMIT_MARGIN * (upper - lower), inset), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         up = (upper - margin - q0) / offsets.max(axis=0)
         down = (q0 - lower - margin) / -offsets.min(axis=0)

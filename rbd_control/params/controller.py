@@ -285,10 +285,11 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "The robot adds g(q) itself (Franka, KUKA FRI torque mode, UR direct torque): "
               "the published command omits g(q) of the arm and payload; the observer, the "
               "joint-limit bounds and the safe hold keep it; a safe 'zero' publishes zero."),
-    Parameter("limits.joint_limits", "bool", False, "Bound every command by the joints' "
-              "position and velocity limits as ros2_control's JointSoftLimiter does, braking "
-              "on the fastest loop expected_state_period and expected_delay allow (declare "
-              "them). Read at start. Off: it slows fast trajectories (safety_and_loop.md)."),
+    Parameter("limits.joint_limits", "bool", True, "Bound every command by the joints' "
+              "position and velocity limits as ros2_control's JointSoftLimiter does, about the "
+              "torque that holds the joint's velocity, braking on the fastest loop "
+              "expected_state_period and expected_delay allow (declare them). Read at start. "
+              "Off: nothing keeps a joint off its stop."),
     Parameter("limits.soft_margin", "double", 0.15,
               "rad (m): soft limits this far inside the hard ones (at most 1/4 of the range) "
               "for joints without a URDF <safety_controller>. Read at start.", low=0.0, high=10.0),

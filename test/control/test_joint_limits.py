@@ -153,3 +153,23 @@ def test_the_vector_limiter_is_the_function_on_every_joint():
             assert lower[j] <= upper[j]
             if not math.isinf(upper[j]):
                 assert -lim.effort <= lower[j] and upper[j] <= lim.effort
+
+
+# --- about the bias: the controller's model term (joint_limits.py) --------------------------
+
+def test_braking_is_about_the_bias_and_accelerating_never_narrower():
+    """Above the allowed velocity the bound is bias + k_brake (v - qd), whatever the bias' sign
+    (the wall holds a load the model knows); below it, the bias widens the bound where it asks
+    for more (a load to hold) and never narrows it (at rest: the whole effort)."""
+    limits = JointLimits(**HARD, k_velocity=300.0, k_position=1.0, soft_lower=-4.0,
+                         soft_upper=4.0)
+    limiter = JointLimiter.of([limits])
+    q, v_max = np.array([3.5]), 1.0 * 0.5          # k_position (soft_upper - q)
+    for bias in (-40.0, 0.0, 40.0):
+        braking = limiter.bounds(q, np.array([0.8]), bias=np.array([bias]))[1][0]
+        assert braking == pytest.approx(bias + 300.0 * (v_max - 0.8))
+        at_rest = limiter.bounds(np.array([0.0]), np.array([0.0]), bias=np.array([bias]))
+        assert at_rest[1][0] == pytest.approx(200.0) and at_rest[0][0] == pytest.approx(-200.0)
+        # 0.1 below the velocity limit (1.0, HARD), inside the soft limits
+        near = limiter.bounds(np.array([0.0]), np.array([0.9]), bias=np.array([bias]))[1][0]
+        assert near == pytest.approx(300.0 * 0.1 + max(bias, 0.0))

@@ -55,8 +55,8 @@ def test_every_value_is_a_parameter_of_its_node_that_its_table_accepts(path):
         return
     controller = sections[CONTROLLER_NODE]
     assert DECLARED <= set(controller), DECLARED - set(controller)
-    # off in every profile until the bounds are stable on a delayed loop (safety_and_loop.md)
-    assert controller["limits.joint_limits"] is False
+    # on in every profile, as the package default: a real arm is kept off its stops
+    assert controller["limits.joint_limits"] is True
     assert controller["limits.torque_rate"] > 0.0
     # the simulated plant adds gravity exactly when the robot does
     assert sections[SIMULATOR_NODE]["plant_compensates_gravity"] == \

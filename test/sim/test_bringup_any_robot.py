@@ -103,16 +103,20 @@ def test_a_description_the_dynamics_refuses_is_one_line_and_exit_2(ros_env, tmp_
 @pytest.mark.parametrize("robot", sorted(ROBOTS))
 def test_the_demo_is_planned_inside_each_robots_limits(robot):
     """ROS-free: waypoints.demo_waypoints from waypoints.start_pose stays LIMIT_MARGIN inside
-    the position limits and under VELOCITY_FRACTION of the velocity limits, and moves."""
+    the position limits, and SOFT_LIMIT_ROOM times the controller's default soft-limit inset
+    (a gripper's: a quarter of its travel), under VELOCITY_FRACTION of the velocity limits,
+    and moves."""
     import numpy as np
 
     from rbd_control.bringup import waypoints
+    from rbd_control.control.safety.command_limits import soft_inset
     from rbd_control.dynamics import load_urdf
     model = load_urdf((robots_dir() / ROBOTS[robot]).read_text())
     plan = waypoints.demo_waypoints(waypoints.start_pose(model), model.joint_names, model)
     times, q = np.array([p[0] for p in plan]), np.array([p[1] for p in plan])
     lower, upper = model.position_limits[:, 0], model.position_limits[:, 1]
-    margin = waypoints.LIMIT_MARGIN * (upper - lower)
+    margin = np.maximum(waypoints.LIMIT_MARGIN * (upper - lower), waypoints.SOFT_LIMIT_ROOM
+                        * soft_inset(0.15, model.position_limits))
     assert np.all(q >= lower + margin - 1e-12) and np.all(q <= upper - margin + 1e-12)
     speed = waypoints._peak_speeds(times, q) / model.velocity_limit
     assert np.all(speed <= waypoints.VELOCITY_FRACTION + 1e-9), speed

@@ -2,7 +2,9 @@
 
     the law's torque, clamped to +-effort_limit * effort_scale (checks.EffortLimiter)
     -> joint-limit bounds (joint_limits.py) on the torque the joint feels, at the measured
-       position and velocity (a safe command has no fresh velocity: the effort limit only)
+       velocity and the position the joint will have when the command acts (q + qd
+       (expected_delay + expected_state_period / 2)), about the torque g(q) + C(q, qd) qd that
+       holds that velocity (a safe command has no fresh velocity: the effort limit only)
     -> robot_compensates_gravity: minus g(q) of the arm and its payload (the robot adds it),
        then clamped to +-effort_limit * effort_scale again (what the drive is sent)
     -> torque rate: |tau_k - tau_(k-1)| <= limits.torque_rate * dt per joint (franka::limitRate
@@ -27,7 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from rbd_control.dynamics import crba, gravity
+from rbd_control.dynamics import bias, crba, gravity
 from rbd_control.dynamics.free_inertia import (free_joint_inertia, max_inertia_ratio,
                                                regularised_inverse)
 
@@ -35,7 +37,7 @@ from rbd_control.control.errors import ConfigError
 from rbd_control.control.safety.joint_limits import JointLimiter
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
-__all__ = ["LimitsConfig", "CommandLimits", "LIMIT_KINDS", "soft_limits"]
+__all__ = ["LimitsConfig", "CommandLimits", "LIMIT_KINDS", "soft_inset", "soft_limits"]
 
 _DEFAULT = CONTROLLER_PARAMETERS.core_default
 # what a count is kept of, per joint
@@ -55,6 +57,14 @@ class LimitsConfig:
         reason = CONTROLLER_PARAMETERS.refusal(self, "limits")
         if reason:
             raise ConfigError(reason)
+
+
+def soft_inset(margin, hard):
+    """How far inside its hard limits [lower, upper] (..., 2) a joint without a
+    <safety_controller> gets its soft limits: `margin` (limits.soft_margin), at most a quarter
+    of its range (a gripper's 4 cm keep half their travel)."""
+    hard = np.asarray(hard, dtype=float)
+    return np.minimum(float(margin), 0.25 * (hard[..., 1] - hard[..., 0]))
 
 
 def soft_limits(model, joint_map, margin, k_position, k_velocity, k_brake, warnings=None):
@@ -77,7 +87,7 @@ def soft_limits(model, joint_map, margin, k_position, k_velocity, k_brake, warni
                               f"must be >= 0, got {safety[j, 2:].tolist()}")
         limited = np.all(np.isfinite(hard[j]))
         if not np.all(np.isfinite(safety[j])):
-            inset = min(float(margin), 0.25 * float(hard[j, 1] - hard[j, 0])) if limited else 0
+            inset = float(soft_inset(margin, hard[j])) if limited else 0.0
             soft[j] = hard[j] + [inset, -inset]
             kp[j], kv[j], kb[j] = k_position[j], k_velocity[j], k_brake[j]
             if inset > 0.0 and np.isfinite(velocity[j]):
@@ -117,6 +127,9 @@ class CommandLimits:
         self.bounded = bool(limits.joint_limits)
         self.compensates_gravity = bool(config.robot_compensates_gravity)
         self._period = float(config.expected_state_period)
+        # how far ahead the bounds look: a command acts expected_delay after its state, and is
+        # held for a period (half of it on average)
+        self._lookahead = float(config.expected_delay) + 0.5 * self._period
         n = len(self.joint_names)
         self.counts = np.zeros((n, len(LIMIT_KINDS)), dtype=np.int64)
         self.felt = np.zeros(n)   # the torque the joints feel: published + the robot's g
@@ -152,16 +165,21 @@ class CommandLimits:
         return self.felt
 
     def bounds(self, model, q, qd):
-        """The joint-limit bounds; while a joint brakes, on this pose's inertia: k_brake
-        scaled by m_i(q) / d_i, m_i(q) = 1 / (H(q)^-1)_ii the inertia the joint feels with
-        every other joint free (d_i, the design's, is the least over poses and often several
-        times lighter), and over several braking joints at once divided by
+        """The joint-limit bounds, about the bias; while a joint brakes, on this pose's
+        inertia: k_brake scaled by m_i(q) / d_i, m_i(q) = 1 / (H(q)^-1)_ii the inertia the
+        joint feels with every other joint free (d_i, the design's, is the least over poses
+        and often several times lighter), and over several braking joints at once divided by
         lambda_max(M^1/2 (H^-1)_BB M^1/2) so no coupled mode is faster than the design
         (laws/loop_design.py step 1, at this pose)."""
         take = self._map.take
         q_c = None if q is None else take(q)
         qd_c = None if qd is None else take(qd)
-        lower, upper = self.joints.bounds(q_c, qd_c)
+        if q_c is not None and qd_c is not None:
+            # where the joint will be when this command acts
+            q_c += self._lookahead * qd_c
+        # the bounds about the torque that holds this velocity (joint_limits.py's bias)
+        held = None if q is None or qd is None else take(bias(model, q, qd))
+        lower, upper = self.joints.bounds(q_c, qd_c, bias=held)
         braking = self.joints.braking
         if q is None or not braking.any():
             return lower, upper
@@ -173,7 +191,7 @@ class CommandLimits:
         k_brake = self.joints.k_brake.copy()
         k_brake[braking] *= np.maximum(m / self._design_inertia[braking], 1.0)
         np.minimum(k_brake, self._brake_cap, out=k_brake)
-        return self.joints.bounds(q_c, qd_c, k_brake)
+        return self.joints.bounds(q_c, qd_c, k_brake, held)
 
     def _limit_rate(self, tau, now):
         dt = self._period if self._last_time is None else now - self._last_time

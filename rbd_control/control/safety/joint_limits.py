@@ -26,7 +26,14 @@ limit, and the other side keeps its ordinary bound, so a tracking law may pull t
 at up to the velocity limit. Inside the soft limits, and the hard rules, are ros2_control's
 (the ported cases in test/control/test_joint_limits.py).
 
-Two additions, neither in effort_bounds' ros2_control cases: an optional `k_brake`, the gain
+Three additions, none in effort_bounds' ros2_control cases (which have no model): an optional
+`bias`, the torque g(q) + C(q, qd) qd that holds the joint's velocity: braking, the bound is
+bias + k_brake (v - qd), so the wall holds the velocity it allows whatever load the model knows
+(ros2_control's bounds are on the net torque: a load pulling toward a soft limit carries the
+joint past it by load / k_velocity) and only a push the model does not know deflects it;
+accelerating, the bias is added only where it widens the bound (near its velocity limit a
+joint lifting a load is otherwise granted less than the load and sags), never where it would
+narrow it (the controller passes it: command_limits.py); an optional `k_brake`, the gain
 on a velocity beyond the allowed one (braking), where k_velocity stays the gain below it (the
 controller sizes it on its loop: a brake with k_velocity = effort / velocity on a light joint
 is a velocity loop that diverges with a millisecond of delay; model/plan.py's limit_gains); and
@@ -140,6 +147,7 @@ class JointLimiter:
         # preallocated per-state arrays
         self._lower_bound, self._upper_bound = np.empty(n), np.empty(n)
         self._v_min, self._v_max, self._scratch = np.empty(n), np.empty(n), np.empty(n)
+        self._held = np.empty(n)
         self._mask, self._other = np.zeros(n, bool), np.zeros(n, bool)
         self.position_bound = np.zeros(n, bool)   # the soft position rule narrowed a bound
         self.braking = np.zeros(n, bool)          # a velocity beyond an allowed one
@@ -153,11 +161,13 @@ class JointLimiter:
         a = np.array(rows, dtype=float).reshape(-1, 8)
         return cls(a[:, 0:2], a[:, 2], a[:, 3], a[:, 4:6], a[:, 6], a[:, 7])
 
-    def bounds(self, q, qd, k_brake=None):
+    def bounds(self, q, qd, k_brake=None, bias=None):
         """(lower, upper) arrays (owned by the limiter, overwritten by the next call) at the
         measured q and qd (arrays; None: not measured). k_brake: this state's braking gains
-        in place of the constructor's (n,); `braking` then marks the joints whose velocity is
-        beyond an allowed one (where k_brake acts). In-place ufuncs on preallocated arrays
+        in place of the constructor's (n,); `braking` marks the joints whose velocity is
+        beyond an allowed one (where k_brake acts). bias: the torque that holds this state's
+        velocity, g(q) + C(q, qd) qd (n,), about which the soft effort bounds are taken
+        (module doc); None: zero, as ros2_control. In-place ufuncs on preallocated arrays
         (np.clip's wrapper and boolean indexing cost microseconds each)."""
         lower, upper = self._lower_bound, self._upper_bound
         self.position_bound.fill(False)
@@ -168,7 +178,7 @@ class JointLimiter:
             self._hard_rules(q, qd, lower, upper)
             if self._any_shaped:
                 self._soft_rules(q, qd, lower, upper,
-                                 self.k_brake if k_brake is None else k_brake)
+                                 self.k_brake if k_brake is None else k_brake, bias)
         # no effort limit: no bound at all (the rules above only narrow finite ones)
         if self._unlimited is not None:
             np.copyto(lower, -np.inf, where=self._unlimited)
@@ -193,9 +203,9 @@ class JointLimiter:
         np.maximum(s, negative_bound, out=s)
         return np.minimum(s, bound, out=s)
 
-    def _soft_rules(self, q, qd, lower, upper, k_brake):
+    def _soft_rules(self, q, qd, lower, upper, k_brake, bias):
         """The soft velocities v_min, v_max, then the effort that brakes a velocity above
-        them with k_velocity (module doc)."""
+        them with k_brake, below them k_velocity, about the bias (module doc)."""
         v_min, v_max, s, a = self._v_min, self._v_max, self._scratch, self._mask
         np.copyto(v_min, self._neg_velocity)
         np.copyto(v_max, self.velocity)
@@ -219,15 +229,25 @@ class JointLimiter:
             bound |= np.greater(v_min, self._neg_velocity, out=a)
             bound &= soft
         gain = self._gain
-        for v, limit, pick, braking in ((v_min, lower, np.maximum, np.less),
-                                        (v_max, upper, np.minimum, np.greater)):
-            # effort = clip(k (v - qd), -effort, effort), within the hard rules; k = k_brake
-            # on a velocity beyond v (braking), k_velocity on the side that accelerates
+        held = self._held
+        for v, limit, pick, braking, widest in ((v_min, lower, np.maximum, np.less, np.minimum),
+                                                (v_max, upper, np.minimum, np.greater,
+                                                 np.maximum)):
+            # effort = clip(bias + k (v - qd), -effort, effort), within the hard rules;
+            # k = k_brake on a velocity beyond v (braking), k_velocity on the side that
+            # accelerates
             np.copyto(gain, self.k_velocity)
             np.copyto(gain, k_brake, where=braking(qd, v, out=a))
             self.braking |= a
             np.subtract(v, qd, out=s)
             s *= gain
+            if bias is not None:
+                # braking: about the bias, so the wall holds whatever the model knows pulls
+                # the joint; accelerating: the bias only where it widens the bound (a load to
+                # hold), never narrower than ros2_control's (the whole effort at rest)
+                widest(bias, 0.0, out=held)
+                np.copyto(held, bias, where=a)
+                s += held
             self._clipped(s, self.effort, self._neg_effort)
             np.copyto(limit, pick(s, limit, out=s), where=self.shapes_effort)
         if q is not None and self._any_soft:
