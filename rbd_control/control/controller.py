@@ -30,7 +30,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from rbd_control.dynamics import RbdError, operational_space_inertia
+from rbd_control.dynamics import RbdError
 
 from rbd_control.control.config import Command, ControllerConfig, ModelPlan
 from rbd_control.control.contact.monitor import (FLOAT, REFLEX, ContactMonitor, check_no_collision,
@@ -350,6 +350,18 @@ class Controller:
         self._check_cartesian_goal(now)
         self._cartesian.set_wrench_target(checked_wrench(wrench), now)
 
+    def set_cartesian_stiffness(self, stiffness):
+        """cartesian_impedance's task stiffness from now on (cartesian_stiffness; a policy's
+        variable impedance), softened per state by the loop design as at start; ConfigError.
+        Without an ee_link it is kept for a model that has one."""
+        config = replace(self.config, cartesian_stiffness=stiffness)
+        config.check()
+        if self._cartesian is not None:
+            self._cartesian.set_stiffness(stiffness)
+            self._plan_model = replace(self._plan_model,
+                                       softened=softened(self.model, self._cartesian))
+        self.config = config   # a new model's law takes it too
+
     def set_joint_target(self, names, positions, velocities=None, now: float = 0.0):
         """joint_impedance: a streamed target by joint name, velocities optional
         (laws/joint_impedance.py); TrajectoryError naming what is wrong."""
@@ -362,15 +374,6 @@ class Controller:
     def set_joint_stiffness(self, names, stiffness, damping_ratio=None):
         """joint_impedance: K (N m/rad) and optionally the damping ratio of the named joints."""
         self._joint_target.set_stiffness(names, stiffness, damping_ratio)
-
-    def cartesian_stiffness(self, q):
-        """The 6 x 6 task stiffness cartesian_impedance applies at q (model order; [omega; v]
-        rows and columns, world axes): cartesian_stiffness with the task-space modes faster
-        than the loop's design bandwidth softened to it (laws/cartesian.py)."""
-        if self._cartesian is None:
-            raise TrajectoryError("no cartesian_impedance law: ee_link is not set")
-        Lambda = operational_space_inertia(self.model, q, self._cartesian.ee_link).Lambda
-        return self._cartesian.task_gains(Lambda, self.feedback_scale)[0]
 
     def _check_can_follow(self, now):
         check_no_collision(self._contact)

@@ -302,8 +302,11 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "cartesian_impedance: the end-effector link (any URDF link, e.g. tool0); its "
               "origin follows ~/target_pose. Empty: cartesian_impedance is unavailable."),
     Parameter("cartesian_stiffness", "double_array", [1000.0, 1000.0, 1000.0, 10.0, 10.0, 10.0],
-              "cartesian_impedance: K, N/m along x, y, z then N m/rad about x, y, z (base axes).",
-              check=_check_numbers(6, "cartesian_stiffness"), constraint="6 positive numbers"),
+              "cartesian_impedance: K, N/m along x, y, z then N m/rad about x, y, z (base axes). "
+              "Settable while it runs (variable impedance: ArmClient.send_pose_target's "
+              "stiffness); the loop design softens the modes it cannot follow, as at start.",
+              read_only=False, check=_check_numbers(6, "cartesian_stiffness"),
+              constraint="6 positive numbers"),
     Parameter("cartesian_damping_ratio", "double", 1.0,
               "cartesian_impedance: damping ratio of every task-space mode (D from Lambda).",
               **positive(10.0)),

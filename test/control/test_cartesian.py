@@ -209,3 +209,26 @@ def test_the_task_stiffness_is_bounded_by_the_loop_design_bandwidth(arm_model):
                      expected_state_period=1e-4, expected_delay=0.0, bandwidth_hz=1000.0)
     K_full, _ = unbounded._cartesian.task_gains(Lambda)
     np.testing.assert_allclose(K_full, np.diag(law.K), atol=1e-9 * law.K.max())
+
+
+def test_the_task_stiffness_set_while_running_acts_and_a_bad_one_is_refused(arm_model):
+    """Variable impedance (a policy's stiffness per target): set_cartesian_stiffness changes
+    the spring at the next state, reported softened as at start; a bad value is refused
+    naming the parameter, and the stiffness in force stays."""
+    controller = make(arm_model)
+    names = arm_model.joint_names
+    q = Q0 + 0.01                                   # off the target: the spring pulls
+    stiff = controller.update(0.001, names, q, np.zeros(6)).tau.copy()
+    controller.set_cartesian_stiffness([100.0] * 3 + [1.0] * 3)
+    soft = controller.update(0.002, names, q, np.zeros(6)).tau.copy()
+    spring = bias(arm_model, q, np.zeros(6))
+    assert np.linalg.norm(soft - spring) < 0.5 * np.linalg.norm(stiff - spring)
+    assert controller.config.cartesian_stiffness == [100.0] * 3 + [1.0] * 3
+    for bad in ([100.0] * 5, [100.0] * 5 + [-1.0], [100.0] * 5 + [math.nan]):
+        with pytest.raises(ConfigError, match="cartesian_stiffness"):
+            controller.set_cartesian_stiffness(bad)
+    np.testing.assert_allclose(controller.update(0.003, names, q, np.zeros(6)).tau, soft,
+                               atol=1e-9)
+    # a new model's law takes the stiffness set, not the one at start
+    controller.set_model(arm_model)
+    assert np.allclose(controller._cartesian.K, [1.0] * 3 + [100.0] * 3)

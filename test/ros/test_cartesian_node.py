@@ -83,6 +83,18 @@ def test_holding_then_a_pose_target_in_a_base_frame_matches_the_core(spawn_node,
     expected = oracle.update(12.0, ALL_JOINTS, Q, np.zeros(6)).tau
     assert np.abs(tau - expected).max() <= 1e-7   # base_link -> world rounding
 
+    # variable impedance: the stiffness set while it runs acts at the next state; a bad one
+    # is refused with the reason and the one in force stays
+    soft = [200.0] * 3 + [2.0] * 3
+    assert set_parameters(ros_node, NODE, {'cartesian_stiffness': soft})[
+        'cartesian_stiffness'].successful
+    refused = set_parameters(ros_node, NODE, {'cartesian_stiffness': [1.0] * 5 + [-1.0]})
+    assert 'cartesian_stiffness' in refused['cartesian_stiffness'].reason
+    oracle.set_cartesian_stiffness(soft)
+    tau = rig.exchange(state_at(12.001))
+    expected = oracle.update(12.001, ALL_JOINTS, Q, np.zeros(6)).tau
+    assert np.abs(tau - expected).max() <= 1e-7
+
 
 def test_a_goal_in_a_moving_frame_is_refused_with_the_reason(spawn_node, ros_node):
     rig, pose_pub, _, oracle = cartesian_rig(spawn_node, ros_node)

@@ -57,6 +57,7 @@ from rbd_control.control.laws.loop_design import LoopDesign, design_bandwidth, s
 from rbd_control.control.laws.per_joint import resolve_per_joint
 from rbd_control.control.laws.pose import (PoseInterpolation, minimum_jerk, orientation_error,
                                            quat_from_matrix)
+from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 WRENCH_RAMP_TIME = 0.25   # s
 # [force; torque] -> [moment; force] (J's rows), and [e_o; e_p] -> [e_p; e_o]: the same swap
@@ -99,10 +100,7 @@ class CartesianImpedance:
         # the model is not kept: the controller passes the one every law uses (payload included)
         self.ee_link = ee_link
         self.continuous = np.asarray(model.continuous, dtype=bool)
-        k = np.asarray(stiffness, dtype=float)
-        self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
-        # K^1/2_a K^1/2_b, for D (K > 0: ControllerConfig.check refuses anything else)
-        self._K_root_outer = np.outer(np.sqrt(self.K), np.sqrt(self.K))
+        self.set_stiffness(stiffness)
         self.zeta = float(damping_ratio)
         self.max_bandwidth = float(max_bandwidth)       # w, rad/s (module doc)
         self.stiffness_scale = 1.0                      # sigma of the last state
@@ -116,6 +114,18 @@ class CartesianImpedance:
         self._wrench_from = self._wrench_to = np.zeros(6)
         self._wrench_t0 = -math.inf
         self.last: Optional[CartesianState] = None
+
+    def set_stiffness(self, stiffness) -> tuple:
+        """The task stiffness (kx, ky, kz, krx, kry, krz) from now on, as a tuple; ConfigError
+        unless 6 positive numbers (the cartesian_stiffness parameter's rule)."""
+        reason = CONTROLLER_PARAMETERS.validate("cartesian_stiffness", stiffness)
+        if reason:
+            raise ConfigError(reason)
+        k = np.asarray(stiffness, dtype=float)
+        self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
+        # K^1/2_a K^1/2_b, for D (K > 0, checked above)
+        self._K_root_outer = np.outer(np.sqrt(self.K), np.sqrt(self.K))
+        return tuple(float(x) for x in k)
 
     @property
     def active(self) -> bool:

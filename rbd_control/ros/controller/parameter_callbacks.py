@@ -1,7 +1,7 @@
 """rbd_controller's parameter callbacks: a set is validated (the table's checks, the mode's
 needs, a new description or gravity only once its model is built and in use), then applied
-(mode, gains, friction and payload, contact settings); and the gains the core derived from the
-model are shown as the gains.<joint>.* parameters' values.
+(mode, gains, the Cartesian stiffness, friction and payload, contact settings); and the gains
+the core derived from the model are shown as the gains.<joint>.* parameters' values.
 
 Handed by the node (node.py): the ControllerContext (controller, lock, source, joints,
 value, control_time), the ModelCorrections, and `use_model(candidate, source, gravity)`, which
@@ -89,6 +89,9 @@ class ParameterCallbacks:
                 controller.set_mode(parameter.value, context.control_time())
             elif parameter.name in ('robot_description', 'gravity') and controller is not None:
                 self.show_gains()
+            elif parameter.name == 'cartesian_stiffness' and controller is not None:
+                controller.set_cartesian_stiffness(list(parameter.value))
+                self._report_softened(controller)
             elif not self._filling and parameter.value is not None:
                 gain = gain_field(parameter.name)
                 if gain is not None:
