@@ -91,6 +91,9 @@ class ControllerConfig:
     nullspace_stiffness: GainValue = _DEFAULT("nullspace_stiffness")   # N m/rad
     nullspace_posture: GainValue = _DEFAULT("nullspace_posture")   # rad; None: at activation
     max_cartesian_error: Sequence[float] = _DEFAULT("max_cartesian_error")   # m, rad
+    # streamed pose targets: filter (0: minimum-jerk moves) and timeout (0: off), s
+    cartesian_filter_time_constant: float = _DEFAULT("cartesian_filter_time_constant")
+    cartesian_target_timeout: float = _DEFAULT("cartesian_target_timeout")
     # external torque, wrench, collision detection and reaction (control/contact/); None: off
     contact: Optional[ContactConfig] = None
     # the robot adds g(q) itself: the published command omits it (safety/command_limits.py)

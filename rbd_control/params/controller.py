@@ -320,6 +320,15 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("max_cartesian_error", "double_array", [0.1, 0.5],
               "cartesian_impedance: the pose error is clipped to [translation m, rotation rad].",
               check=_check_numbers(2, "max_cartesian_error"), constraint="2 positive numbers"),
+    Parameter("cartesian_filter_time_constant", "double", 0.0,
+              "cartesian_impedance: s; > 0: a streamed pose target (a policy, a leader at "
+              "5-50 Hz) is followed through an exponential filter of this time constant, with "
+              "no rest between targets; 0: each target is a minimum-jerk move from the current "
+              "one (a goal at a time). Read at start.", low=0.0, high=10.0),
+    Parameter("cartesian_target_timeout", "double", 0.0,
+              "cartesian_impedance: s; no pose target for this long: the last one is held "
+              "and the log says so once (a stream that stopped); 0: off (a goal at a time). "
+              "Read at start.", low=0.0, high=3600.0),
     Parameter("joint_impedance.stiffness", "double_array", [],
               "joint_impedance: K, N m/rad, one for every commanded joint or one per joint "
               "(command order); empty: the model's default kp. At most the fastest loop "

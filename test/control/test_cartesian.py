@@ -14,6 +14,7 @@ from rbd_control.control.laws.loop_design import design_bandwidth
 from rbd_control.control.laws.pose import (
     MAX_LINEAR_SPEED,
     MIN_DURATION,
+    PoseFilter,
     PoseInterpolation,
     minimum_jerk,
     orientation_error,
@@ -232,3 +233,47 @@ def test_the_task_stiffness_set_while_running_acts_and_a_bad_one_is_refused(arm_
     # a new model's law takes the stiffness set, not the one at start
     controller.set_model(arm_model)
     assert np.allclose(controller._cartesian.K, [1.0] * 3 + [100.0] * 3)
+
+
+def test_a_pose_filter_follows_a_stream_without_rest_or_overshoot():
+    """pose.py's PoseFilter: each step moves 1 - exp(-dt / T) of the way; a 10 Hz stream of
+    1 cm steps moves the target at every state between samples (no rest, as a minimum-jerk
+    move per sample would), never past the newest target, and time running back changes
+    nothing."""
+    q = np.array([0.0, 0.0, 0.0, 1.0])
+    f = PoseFilter([0, 0, 0], q, 0.0, 0.05)
+    f.retarget([0.01, 0, 0], q, 0.0)
+    assert f.sample(0.05)[0][0] == pytest.approx(0.01 * (1 - math.exp(-1.0)))
+    assert f.sample(0.04)[0][0] == pytest.approx(0.01 * (1 - math.exp(-1.0)))   # back: kept
+    f = PoseFilter([0, 0, 0], q, 0.0, 0.05)
+    f.retarget([0.01, 0, 0], q, 0.0)
+    xs = []
+    for k in range(1, 10):                           # a new target every 0.1 s
+        for t in np.arange(0.1 * k - 0.099, 0.1 * k + 1e-9, 0.001):
+            xs.append(f.sample(t)[0][0])
+            assert xs[-1] <= 0.01 * k + 1e-12        # never past the newest target
+        f.retarget([0.01 * (k + 1), 0, 0], q, 0.1 * k)
+    assert np.all(np.diff(xs) > 0.0), "the target moves at every state: no rest"
+
+
+def test_streamed_pose_targets_are_filtered_and_a_stopped_stream_is_said_once(arm_model):
+    controller = make(arm_model, cartesian_filter_time_constant=0.05,
+                      cartesian_target_timeout=0.5)
+    names = arm_model.joint_names
+    p0 = controller.cartesian_state.position
+    quat = controller.cartesian_state.quaternion_xyzw
+    controller.set_pose_target(p0 + [0.02, 0.0, 0.0], quat, 0.0)
+    targets = []
+    for t in np.arange(0.001, 0.3, 0.001):
+        controller.update(t, names, Q0, np.zeros(6))
+        targets.append(controller.cartesian_state.target_position[0] - p0[0])
+    assert targets[49] == pytest.approx(0.02 * (1 - math.exp(-50 / 50)), rel=1e-3)
+    assert max(targets) <= 0.02 + 1e-12
+    assert not controller._cartesian.held
+    for t in np.arange(0.3, 0.7, 0.001):
+        controller.update(t, names, Q0, np.zeros(6))
+    assert controller._cartesian.held
+    said = [w for w in controller.warnings.due(1.0) if "cartesian_target_timeout" in w]
+    assert len(said) == 1, said
+    np.testing.assert_allclose(controller.cartesian_state.target_position, p0 + [0.02, 0, 0],
+                               atol=1e-6)   # the last target, held

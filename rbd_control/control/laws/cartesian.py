@@ -38,6 +38,11 @@ What the bound softens is reported (softened_at: loop_design.Softened records): 
 requested stiffness and the applied one, the diagonal entry of K above (the restoring force
 along an axis per unit of error along it) at a stated pose, since Lambda(q) decides it; and
 each joint's nullspace stiffness above its cap d w^2 (the same at every pose).
+The target moves from the current one to each new pose target by a minimum-jerk move (pose.py),
+or with cartesian_filter_time_constant > 0 through pose.py's PoseFilter, for a stream of
+targets at 5-50 Hz (a policy, a leader arm); cartesian_target_timeout says once when a stream
+stopped (the last target is held: the filter settles on it). The error clip above applies to
+either, as CRISP's error clip does (arXiv 2509.06819).
 f_d is the wrench the arm adds at the end effector: [force; torque] in world axes at the link
 origin (geometry_msgs/Wrench order), ramped in over WRENCH_RAMP_TIME by the minimum-jerk profile.
 Config vectors follow the same convention: stiffness (kx, ky, kz, krx, kry, krz).
@@ -55,8 +60,8 @@ from rbd_control.control.errors import ConfigError, GainError
 from rbd_control.control.laws.joint import position_error
 from rbd_control.control.laws.loop_design import LoopDesign, design_bandwidth, softened_values
 from rbd_control.control.laws.per_joint import resolve_per_joint
-from rbd_control.control.laws.pose import (PoseInterpolation, minimum_jerk, orientation_error,
-                                           quat_from_matrix)
+from rbd_control.control.laws.pose import (PoseFilter, PoseInterpolation, minimum_jerk,
+                                           orientation_error, quat_from_matrix)
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 WRENCH_RAMP_TIME = 0.25   # s
@@ -93,7 +98,8 @@ class CartesianImpedance:
 
     def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
                  nullspace_damping, nullspace_posture, max_bandwidth=math.inf,
-                 nullspace_softened=()):
+                 nullspace_softened=(), filter_time_constant=0.0, target_timeout=0.0,
+                 warnings=None):
         frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
         if model.link_body[ee_link] < 0:
             raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
@@ -111,6 +117,11 @@ class CartesianImpedance:
         self.configured_posture = np.asarray(nullspace_posture, dtype=float)
         self.posture = None
         self._target = None
+        # streamed targets (pose.py's PoseFilter; 0: minimum-jerk moves) and their timeout
+        self._filter_T, self._timeout = float(filter_time_constant), float(target_timeout)
+        self._received = -math.inf
+        self.held = False          # no target for target_timeout: holding the last one
+        self._warnings = warnings
         self._wrench_from = self._wrench_to = np.zeros(6)
         self._wrench_t0 = -math.inf
         self.last: Optional[CartesianState] = None
@@ -142,11 +153,29 @@ class CartesianImpedance:
         self.posture = np.where(np.isnan(self.configured_posture), q, self.configured_posture)
         self._wrench_from = self._wrench_to = np.zeros(6)
         self._wrench_t0 = -math.inf
+        self._received, self.held = -math.inf, False   # no stream to time out yet
 
     def set_pose_target(self, position, quaternion_xyzw, now):
-        """Move from where the target is now (continuous, no jump) to the new pose."""
-        p, q = self._target.sample(now)
-        self._target = PoseInterpolation(p, q, position, quaternion_xyzw, now)
+        """Move from where the target is now (continuous, no jump) to the new pose: a
+        minimum-jerk move, or with a filter time constant the filter follows it."""
+        self._received, self.held = now, False
+        if self._filter_T <= 0.0:
+            p, q = self._target.sample(now)
+            self._target = PoseInterpolation(p, q, position, quaternion_xyzw, now)
+            return
+        if not isinstance(self._target, PoseFilter):
+            self._target = PoseFilter(*self._target.sample(now), now, self._filter_T)
+        self._target.retarget(position, quaternion_xyzw, now)
+
+    def _check_timeout(self, now):
+        """A stream that stopped: the last target is held (as it is), said once per stop."""
+        if self._timeout > 0.0 and not self.held and now - self._received > self._timeout \
+                and math.isfinite(self._received):
+            self.held = True
+            if self._warnings is not None:
+                self._warnings.warn("pose_target_timeout",
+                                    f"no pose target for {self._timeout:g} s "
+                                    f"(cartesian_target_timeout): holding the last one")
 
     def set_wrench_target(self, wrench, now):
         self._wrench_from, self._wrench_to = self.wrench(now), np.array(wrench, dtype=float)
@@ -203,6 +232,7 @@ class CartesianImpedance:
         ops = operational_space_inertia(model, q, self.ee_link)
         J, Lambda = ops.J, ops.Lambda
         T = frame_pose(model, q, self.ee_link)
+        self._check_timeout(now)
         p_d, q_d = self._target.sample(now)
         quat = quat_from_matrix(T[:3, :3])
         # e = [e_o; e_p], each clipped to its bound
@@ -222,11 +252,13 @@ class CartesianImpedance:
         return bias(model, q, qd), feedback
 
 
-def from_config(model, config, joint_map, reference_inertia, design: LoopDesign, mode=None):
+def from_config(model, config, joint_map, reference_inertia, design: LoopDesign, mode=None,
+                warnings=None):
     """The law a ControllerConfig asks for on this model (None without an ee_link); per-joint
     values in command order (joint_map) become model order. design: the model plan's loop
     design (the joint gains'), solved again only for another cartesian_damping_ratio. mode: the
-    running mode (default config.mode, the one at start-up). ConfigError with the reason."""
+    running mode (default config.mode, the one at start-up). warnings: a ThrottledWarnings,
+    told when a pose target times out. ConfigError with the reason."""
     joints = joint_map.names
     mode = config.mode if mode is None else mode
     if not config.ee_link:
@@ -267,6 +299,8 @@ def from_config(model, config, joint_map, reference_inertia, design: LoopDesign,
             model, config.ee_link, config.cartesian_stiffness, zeta, config.max_cartesian_error,
             stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia),
             joint_map.put(posture, fill=np.nan), max_bandwidth=w,
-            nullspace_softened=softened_values("nullspace_stiffness", joints, requested, capped))
+            nullspace_softened=softened_values("nullspace_stiffness", joints, requested, capped),
+            filter_time_constant=config.cartesian_filter_time_constant,
+            target_timeout=config.cartesian_target_timeout, warnings=warnings)
     except ValueError as exc:   # InputError for an unknown link, or a link on the base
         raise ConfigError(f"ee_link: {exc}") from None

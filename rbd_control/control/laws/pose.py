@@ -11,6 +11,11 @@ Interpolation: position along the straight line, orientation by slerp, both with
 minimum-jerk profile s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5 (Flash & Hogan 1985), which starts
 and ends at rest. The duration is the longest of MIN_DURATION and the times at which the peak
 speed (1.875 times the mean for this profile) reaches MAX_LINEAR_SPEED or MAX_ANGULAR_SPEED.
+
+A streamed target (5-50 Hz) would rest at every sample that way; PoseFilter follows it
+instead through a first-order filter of time constant T, per state
+    p_f <- p_f + a (p_target - p_f),  q_f <- slerp(q_f, q_target, a),  a = 1 - exp(-dt / T)
+continuous, without overshoot, and without rests between targets.
 """
 from __future__ import annotations
 
@@ -117,3 +122,36 @@ class PoseInterpolation:
         """(position, quaternion) at time `now`."""
         s = minimum_jerk((now - self.t0) / self.duration)
         return self.p0 + s * (self.p1 - self.p0), slerp(self.q0, self.q1, s)
+
+
+class PoseFilter:
+    """A pose following the newest target through a first-order filter (module doc); the
+    interface of PoseInterpolation (sample, end_time). Time must not run backwards: an older
+    `now` leaves the filtered pose as it is."""
+
+    def __init__(self, p, q, t0: float, time_constant: float):
+        self.p, self.q = np.array(p, dtype=float), np.array(q, dtype=float)
+        self.p1, self.q1 = self.p.copy(), self.q.copy()
+        self.t = self.t1 = float(t0)
+        self.T = float(time_constant)
+
+    def retarget(self, p1, q1, now: float):
+        """Follow (p1, q1) from the pose filtered until now."""
+        self.sample(now)
+        self.p1, self.q1 = np.array(p1, dtype=float), np.array(q1, dtype=float)
+        self.t1 = float(now)
+
+    @property
+    def end_time(self) -> float:
+        """Five time constants after the newest target: within 0.7 % of it."""
+        return self.t1 + 5.0 * self.T
+
+    def sample(self, now: float):
+        """(position, quaternion) at time `now`."""
+        dt = now - self.t
+        if dt > 0.0:
+            a = -math.expm1(-dt / self.T)
+            self.p = self.p + a * (self.p1 - self.p)
+            self.q = slerp(self.q, self.q1, a)
+            self.t = now
+        return self.p, self.q

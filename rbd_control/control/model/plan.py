@@ -51,7 +51,8 @@ def plan_model(model, config, warnings, mode=None) -> ModelPlan:
     design = designed_loop(config)
     gains = plan_gains(model, joint_map, effort_limit, config, design)
     damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
-    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia, design, mode)
+    law = cartesian.from_config(model, config, joint_map, gains.reference_inertia, design, mode,
+                                warnings)
     return ModelPlan(model, joint_map, effort_limit, gains, damping,
                      _fixed_positions(model, config, warnings),
                      friction_compensation(model, config.friction, config.friction_epsilon,
