@@ -1,0 +1,143 @@
+"""Leader and follower, ROS-free and in lock step: two copies of the default arm in MuJoCo, each
+under its own Controller, the leader's states streamed to the follower as joint targets.
+
+    leader    gravity_compensation: weightless, so a hand moves it. The hand is a spring
+              (HAND_STIFFNESS, HAND_DAMPING) pulling tool0 toward a point that runs along a
+              scripted path (an ellipse in the horizontal plane through the work pose, one lap
+              in LAP_S), and a grip (HAND_GRIP, HAND_GRIP_DAMPING) holding tool0's orientation,
+              as a hand on a handle does: the time-varying wrench set on the leader's tool0
+              each state.
+    stream    every STREAM_PERIOD (50 Hz) the leader's measured q and qd become the follower's
+              joint target (Controller.set_joint_target: what rbd_controller's
+              ~/target_joint_state takes).
+    follower  joint_impedance (laws/joint_impedance.py: its filter, clip, timeout and the
+              torque rate), contact on with reaction none (CONTACT_LEVELS), and a box on its
+              path that the leader's world does not have: the follower's tool0 presses on it
+              around the path's -x end (half a lap in), and its momentum observer sees it.
+    feedback  optional: the follower's estimated external torque (tau_ext), times
+              FEEDBACK_GAIN, added to the leader's joints, so the hand feels the box.
+
+`simulate` returns the recorded run; test/control/test_leader_follower.py holds it to the
+follower's RMS error of the leader, the detection on the follower and the feedback on the
+leader. The loop is declared as it runs (a state every 1 ms, answered within 1 ms). No rclpy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbd_control.demo.cartesian import EE_LINK, WORK_JOINTS
+
+LAP_S = 20.0              # s, one lap of the hand's path
+PATH_RADII = (0.12, 0.08)  # m, the ellipse's half axes (x, y) around tool0 at the work pose
+HAND_STIFFNESS = 400.0    # N/m of the hand's spring to the path point
+HAND_DAMPING = 40.0       # N s/m on tool0's velocity
+HAND_GRIP = 5.0           # N m/rad: the hand holds tool0's orientation at the work pose's
+HAND_GRIP_DAMPING = 0.5   # N m s/rad on tool0's angular velocity
+STREAM_PERIOD = 0.02      # s: targets at 50 Hz
+FEEDBACK_GAIN = 1.0       # of the follower's tau_ext, added to the leader's joints
+BOX_HALF = 0.05           # m
+BOX_INSET = 0.01          # m the box's face stands inside the path's -x end
+PROBE_RADIUS = 0.03       # m, the sphere on the follower's tool0
+LOOP = dict(expected_state_period=0.001, expected_delay=0.001)
+# the follower's contact.torque_thresholds: a teleoperated touch is light (the follower's
+# spring presses with K times the clipped error), so contact is flagged from 1 N m at constant
+# velocity (the default 5 N m is set for a trajectory's residual in real time)
+CONTACT_LEVELS = [2.0, 20.0, 1.0, 10.0]
+
+
+@dataclass
+class TeleopRun:
+    time: np.ndarray          # s
+    leader: np.ndarray        # (samples, joints) rad
+    follower: np.ndarray      # (samples, joints) rad
+    contact_torque: np.ndarray    # (samples, joints) the follower's true contact torque, N m
+    tau_ext: np.ndarray       # (samples, joints) the follower's estimate, N m
+    feedback: np.ndarray      # (samples, joints) what the leader was given of it, N m
+    contact_flagged: np.ndarray   # (samples,) the follower's contact flag
+    joints: tuple
+
+    @property
+    def error(self) -> np.ndarray:
+        """The follower's error of the leader, per sample and joint (rad)."""
+        return self.leader - self.follower
+
+    def rms(self) -> float:
+        return float(np.sqrt(np.mean(np.square(self.error))))
+
+
+def path_point(start, t):
+    """Where the hand pulls tool0 at time t: an ellipse through `start` (tool0 at the work
+    pose), its +x end, counter-clockwise; the -x end at half a lap."""
+    phase = 2.0 * math.pi * t / LAP_S
+    return start + [PATH_RADII[0] * (math.cos(phase) - 1.0), PATH_RADII[1] * math.sin(phase),
+                    0.0]
+
+
+def obstacle(model):
+    """The box: its +x face BOX_INSET inside the path's -x end, at tool0's height."""
+    from rbd_control.dynamics import frame_pose
+    from rbd_control.sim.mujoco_model import Obstacle
+
+    q = np.array([WORK_JOINTS[j] for j in model.joint_names])
+    far = frame_pose(model, q, EE_LINK)[:3, 3] - [2.0 * PATH_RADII[0], 0.0, 0.0]
+    centre = far - [BOX_HALF + PROBE_RADIUS - BOX_INSET, 0.0, 0.0]
+    return Obstacle(centre, [BOX_HALF] * 3, EE_LINK, PROBE_RADIUS)
+
+
+def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) -> TeleopRun:
+    """The run (module doc), from rest at the work pose, for `seconds` of sim time."""
+    from rbd_control.control import Controller, ControllerConfig
+    from rbd_control.control.contact import ContactConfig
+    from rbd_control.control.laws.pose import orientation_error, quat_from_matrix
+    from rbd_control.dynamics import frame_jacobian, frame_pose
+    from rbd_control.sim.simulator import Simulator
+
+    names = model.joint_names
+    leader_sim = Simulator(urdf, commanded_joints=names, initial_positions=WORK_JOINTS)
+    follower_sim = Simulator(urdf, commanded_joints=names, initial_positions=WORK_JOINTS,
+                             obstacles=[obstacle(model)])
+    leader = Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP))
+    follower = Controller(model, ControllerConfig(
+        mode="joint_impedance", contact=ContactConfig(
+            reaction="none", wrench_link=EE_LINK, torque_thresholds=CONTACT_LEVELS), **LOOP))
+    start = frame_pose(model, leader_sim.state().position, EE_LINK)
+    origin, grip = start[:3, 3], quat_from_matrix(start[:3, :3])
+    record = {key: [] for key in ("time", "leader", "follower", "contact", "tau_ext",
+                                  "feedback", "flag")}
+    fed = np.zeros(len(names))
+    next_target = 0.0
+    while leader_sim.time < seconds:
+        lead, follow = leader_sim.state(), follower_sim.state()
+        now = lead.time
+        leader_sim.set_command(leader.update(now, names, lead.position, lead.velocity).tau)
+        if now >= next_target - 1e-9:      # the stream: the leader's state at 50 Hz
+            follower.update(now, names, follow.position, follow.velocity)  # active first
+            follower.set_joint_target(names, lead.position, lead.velocity, now)
+            next_target += STREAM_PERIOD
+        command = follower.update(now, names, follow.position, follow.velocity)
+        follower_sim.set_command(command.tau)
+        # the hand: a spring from tool0 to the path point, and a damper on tool0's speed
+        T = frame_pose(model, lead.position, EE_LINK)
+        twist = frame_jacobian(model, lead.position, EE_LINK) @ lead.velocity   # [omega; v]
+        force = (HAND_STIFFNESS * (path_point(origin, now) - T[:3, 3])
+                 - HAND_DAMPING * twist[3:])
+        torque = (HAND_GRIP * orientation_error(grip, quat_from_matrix(T[:3, :3]))
+                  - HAND_GRIP_DAMPING * twist[:3])
+        leader_sim.set_external_wrench(EE_LINK, force, torque)
+        tau_ext = follower.contact.tau_ext.copy()
+        fed = FEEDBACK_GAIN * tau_ext if feedback else np.zeros(len(names))
+        leader_sim.set_disturbance(dict(zip(names, map(float, fed))))
+        for key, value in (("time", now), ("leader", lead.position), ("follower",
+                           follow.position), ("contact", follower_sim.contact_torque()),
+                           ("tau_ext", tau_ext), ("feedback", fed),
+                           ("flag", follower.contact.detector.in_contact)):
+            record[key].append(np.copy(value))
+        leader_sim.step()
+        follower_sim.step()
+    return TeleopRun(np.array(record["time"]), np.array(record["leader"]),
+                     np.array(record["follower"]), np.array(record["contact"]),
+                     np.array(record["tau_ext"]), np.array(record["feedback"]),
+                     np.array(record["flag"], dtype=bool), tuple(names))
