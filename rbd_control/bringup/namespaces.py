@@ -4,7 +4,11 @@
                                    ValueError with rcl's reason for a name ROS refuses
     namespace_ros_args('/left', clock=True)
                                 -> the --ros-args that move a node there: '-r __ns:=/left'
-                                   and, with clock, '-r /clock:=/left/clock'
+                                   and, with clock, '-r /clock:=/left/clock' (rbd_bringup)
+    clock_remapping('/left')    -> [('/clock', '/left/clock')] (arm.launch.py's Node remappings)
+    section_matches, unmatched_section
+                                -> whether a parameter file's section applies to a node in
+                                   a namespace ('rbd_controller:' only to /rbd_controller)
 
 Every topic, service and action of our nodes is relative ('joint_states',
 'effort_controller/commands', 'robot_description') or private ('~/...'), so `__ns` moves
@@ -61,12 +65,20 @@ def _reason(error: Exception, candidate: str, text: str) -> str:
     return reason
 
 
+def clock_remapping(namespace: str) -> list[tuple[str, str]]:
+    """[('/clock', '/left/clock')] for '/left' (launch_ros Node's remappings), [] for the root
+    namespace."""
+    return [("/clock", f"{namespace}/clock")] if namespace else []
+
+
 def namespace_ros_args(namespace: str, clock: bool) -> list[str]:
     """--ros-args remap rules that put a node in `namespace` (absolute_namespace's result) and,
     with `clock`, its /clock there too; [] for the root namespace."""
     if not namespace:
         return []
-    return ["-r", f"__ns:={namespace}", *(["-r", f"/clock:={namespace}/clock"] if clock else [])]
+    rules = [f"__ns:={namespace}",
+             *(f"{old}:={new}" for old, new in (clock_remapping(namespace) if clock else []))]
+    return [arg for rule in rules for arg in ("-r", rule)]
 
 
 def section_matches(key: str, node: str) -> bool:
