@@ -4,8 +4,9 @@ real time, in one ROS domain (doc/howto/two_arms.md).
 Each run's nodes live in its namespace (/left/rbd_controller, /left/rbd_mujoco_sim,
 /left/rbd_bringup), each topic, action and parameter service is its namespace's alone, each
 simulator drives its own clock (/left/clock; nobody publishes /clock), both hold and track the
-demo trajectory, ArmClient reaches each controller by its namespace and a parameter set on
-one is not seen on the other, and SIGINT ends both runs with exit status 0.
+demo trajectory, each one's statuses on the one global /diagnostics name its namespace,
+ArmClient reaches each controller by its namespace and a parameter set on one is not seen on
+the other, and SIGINT ends both runs with exit status 0.
 The refusals (a namespace ROS refuses, a parameter file for the root namespace only) start no
 node and take a second each.
 """
@@ -31,6 +32,7 @@ def bringup_args(*args):
 
 
 def test_two_namespaced_runs_hold_track_and_stay_apart(ros_env, ros_node, spawn_node):
+    from diagnostic_msgs.msg import DiagnosticArray
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -38,6 +40,7 @@ def test_two_namespaced_runs_hold_track_and_stay_apart(ros_env, ros_node, spawn_
     started = time.monotonic()
     states = {arm: ros_node.collect(JointState, f"/{arm}/joint_states") for arm in ARMS}
     clocks = {arm: ros_node.collect(Clock, f"/{arm}/clock") for arm in ARMS}
+    diagnostics = ros_node.collect(DiagnosticArray, "/diagnostics")   # global, shared
     root = [ros_node.collect(JointState, "/joint_states"),
             ros_node.collect(Float64MultiArray, "/effort_controller/commands"),
             ros_node.collect(Clock, "/clock")]
@@ -52,6 +55,11 @@ def test_two_namespaced_runs_hold_track_and_stay_apart(ros_env, ros_node, spawn_
         assert found and float(found[1]) < DEMO_RMS_MRAD, run.log()
         assert states[arm] and clocks[arm], f"no /{arm}/joint_states or /{arm}/clock"
     assert not any(root), "a message on /joint_states, /effort_controller/commands or /clock"
+    # one /diagnostics for both: each status names its arm's namespace
+    # (hardware_id is the robot's name once a model is in use: the newest status per name)
+    loops = {s.name: s.hardware_id for array in diagnostics for s in array.status
+             if s.name.endswith(": control loop")}
+    assert loops == {f"{arm}/rbd_controller: control loop": f"{arm}/rbd_arm" for arm in ARMS}
 
     # the graph: every node in its namespace, every endpoint of a namespace's topics its own
     node = ros_node.node
