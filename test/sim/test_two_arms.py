@@ -8,7 +8,8 @@ demo trajectory, each one's statuses on the one global /diagnostics name its nam
 ArmClient reaches each controller by its namespace and a parameter set on one is not seen on
 the other, and SIGINT ends both runs with exit status 0.
 The refusals (a namespace ROS refuses, a parameter file for the root namespace only) start no
-node and take a second each.
+node and take a second each; which sections of a parameter file apply to a node in a
+namespace is checked against rcl's own answer.
 """
 from __future__ import annotations
 
@@ -124,3 +125,29 @@ def test_a_parameter_file_for_the_root_namespace_only_is_refused_under_a_namespa
     assert done.returncode == 2 and len(lines) == 1, done.stdout + done.stderr
     assert "does not match /left/rbd_controller" in lines[0] and \
         "'/**/rbd_controller'" in lines[0], lines[0]
+
+
+def test_which_parameter_sections_apply_in_a_namespace_is_rcls_answer(ros_env, tmp_path):
+    """namespaces.section_matches, which rbd_bringup uses to refuse a file that would set
+    nothing, against rcl itself: a node in each namespace gets exactly the sections it says."""
+    import rclpy
+
+    from rbd_control.bringup.namespaces import section_matches
+    keys = ["/**", "/**/rbd_controller", "rbd_controller", "/rbd_controller",
+            "/left/rbd_controller", "/*/rbd_controller", "/**/rbd_mujoco_sim", "/robots/**"]
+    params = tmp_path / "sections.yaml"
+    params.write_text("".join(f"'{key}':\n  ros__parameters:\n    section_{i}: true\n"
+                              for i, key in enumerate(keys)))
+    context = rclpy.Context()
+    rclpy.init(args=["--ros-args", "--params-file", str(params)], context=context)
+    try:
+        for namespace in ("", "/left", "/robots/left"):
+            node = rclpy.create_node("rbd_controller", namespace=namespace, context=context,
+                                     automatically_declare_parameters_from_overrides=True)
+            applied = {keys[int(name.split("_")[1])] for name in node._parameters
+                       if name.startswith("section_")}
+            node.destroy_node()
+            said = {key for key in keys if section_matches(key, f"{namespace}/rbd_controller")}
+            assert applied == said, (namespace, applied, said)
+    finally:
+        context.try_shutdown()
