@@ -43,7 +43,7 @@ def main():
     excitation = recorded(nominal, plant, excitation_trajectory(nominal, 20.0, iterations=20))
     result = fit(nominal, excitation['t'], excitation['q'], excitation['tau'],
                  excitation['qd'])
-    friction = yaml.safe_load(result.friction_yaml())['rbd_controller']['ros__parameters']
+    friction = yaml.safe_load(result.friction_yaml())['/**/rbd_controller']['ros__parameters']
     validation = recorded(nominal, plant,
                           excitation_trajectory(nominal, 10.0, seed=3, iterations=20))
     log = work / 'validation.npz'

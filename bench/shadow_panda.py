@@ -47,7 +47,7 @@ def identify(log, out):
                     str(log), '--urdf', str(panda_urdf()), '--output', str(out)],
                    check=True, stdout=subprocess.DEVNULL, cwd=REPO)
     friction = yaml.safe_load((out / 'friction.yaml').read_text())
-    return (out / 'identified.urdf').read_text(), friction['rbd_controller']['ros__parameters']
+    return (out / 'identified.urdf').read_text(), friction['/**/rbd_controller']['ros__parameters']
 
 
 def shadow_run(log, urdf, extra, work, every):

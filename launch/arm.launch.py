@@ -4,17 +4,28 @@
                                           [description_file:=/path/to/robot.urdf.xacro]
                                           [robot_state_publisher:=true|false]
                                           [profile:=franka_panda|ur_e_series|so101|none]
+                                          [namespace:=left]
                                           [name:=value ...]
 
 description_file is a .urdf, or a .xacro expanded by xacro (its Python API, through
 rbd_control.description.files) with every name:=value given to `ros2 launch` that is not
 one of this file's arguments - as `xacro FILE name:=value` would.
 
-robot_state_publisher publishes the URDF on /robot_description (transient_local);
-rbd_controller reads it from there, listens to /joint_states and publishes
-/effort_controller/commands. robot_state_publisher:=false publishes it with rbd_control's own
-rbd_description_publisher instead (the same message, no TF), for an install without
-robot_state_publisher.
+robot_state_publisher publishes the URDF on robot_description (transient_local);
+rbd_controller reads it from there, listens to joint_states and publishes
+effort_controller/commands (all relative: /robot_description ... in the root namespace).
+robot_state_publisher:=false publishes it with rbd_control's own rbd_description_publisher
+instead (the same message, no TF), for an install without robot_state_publisher.
+
+namespace:=NAME (default: none) starts every node in /NAME, so that this file launched twice
+with two namespaces runs two arms side by side (doc/howto/two_arms.md): their topics, action,
+parameters and, with a simulator, /clock (remapped to /NAME/clock on every node: two
+simulators must not drive one clock) are their own; robot_state_publisher prefixes the TF
+frames with NAME/ (/tf stays one global tree). /diagnostics stays global, each status named
+with its namespace. NAME is checked as a ROS namespace before any node starts
+(rbd_control.bringup.namespaces, as rbd_bringup --namespace). With sim:=gazebo it is refused:
+gz_ros2_control takes its namespace from the URDF's plugin block, which this file does not
+write.
 
 sim:=none     hardware (or anything else) provides /joint_states and consumes the
               commands through ros2_control's effort_controller.
@@ -40,6 +51,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from rbd_control.bringup.namespaces import absolute_namespace, clock_remapping
 from rbd_control.bringup.profiles import (profile_file, profile_files_for, profile_names,
                                           profile_refusal)
 from rbd_control.description.files import description_for_launch
@@ -50,7 +62,8 @@ DEFAULT_DESCRIPTION = 'urdf/rbd_arm.urdf'
 CONTROLLER_CONFIG = 'config/arm_controller.yaml'
 GAZEBO_LAUNCH = 'launch/gazebo.launch.py'
 SIMULATORS = ('none', 'mujoco', 'dart', 'gazebo')
-ARGUMENTS = ('mode', 'sim', 'description_file', 'robot_state_publisher', 'profile')
+ARGUMENTS = ('mode', 'sim', 'description_file', 'robot_state_publisher', 'profile',
+             'namespace')
 BOOLEANS = ('true', 'false')
 
 
@@ -80,13 +93,24 @@ def launch_setup(context):
     refused = profile_refusal(profile_file(profile))
     if refused:
         raise ValueError(f'profile:={profile}: {refused}')
+    namespace = absolute_namespace(LaunchConfiguration('namespace').perform(context))
+    if namespace and sim == 'gazebo':
+        raise ValueError(f'namespace:={namespace} with sim:=gazebo: gz_ros2_control takes its '
+                         'namespace from the URDF\'s plugin block, which this file does not write')
     use_sim_time = sim != 'none'
+    # every node in the namespace (None: the root); on sim time its /clock there too
+    # (namespaces.py: two simulators must not drive one /clock)
+    in_namespace = {'namespace': namespace or None,
+                    'remappings': clock_remapping(namespace) if use_sim_time else []}
     description = ParameterValue(robot_description(context), value_type=str)
     if choose(context, 'robot_state_publisher', BOOLEANS) == 'true':
         publisher = Node(
             package='robot_state_publisher',
             executable='robot_state_publisher',
-            parameters=[{'robot_description': description, 'use_sim_time': use_sim_time}],
+            parameters=[{'robot_description': description, 'use_sim_time': use_sim_time,
+                         # /tf is global: each arm's frames under its namespace's name
+                         'frame_prefix': f'{namespace[1:]}/' if namespace else ''}],
+            **in_namespace,
             output='screen',
         )
     else:
@@ -94,6 +118,7 @@ def launch_setup(context):
             package=PACKAGE,
             executable='rbd_description_publisher',
             parameters=[{'robot_description': description}],
+            **in_namespace,
             output='screen',
         )
 
@@ -108,6 +133,7 @@ def launch_setup(context):
                 *map(str, profile_files_for(profile, 'rbd_controller')),
                 {'mode': mode, 'use_sim_time': use_sim_time},
             ],
+            **in_namespace,
             output='screen',
         ),
     ]
@@ -117,6 +143,7 @@ def launch_setup(context):
             executable='rbd_mujoco_sim',
             parameters=[*map(str, profile_files_for(profile, 'rbd_mujoco_sim')),
                         {'publish_clock': True, 'use_sim_time': False, 'engine': sim}],
+            **in_namespace,
             output='screen',
         ))
     elif sim == 'gazebo':
@@ -141,6 +168,9 @@ def generate_launch_description():
         DeclareLaunchArgument('profile', default_value='none',
                               description='robot profile (config/profiles/<name>.yaml): ' +
                                           ' | '.join(profile_names())),
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='ROS namespace of every node (e.g. left), its /clock '
+                                          'remapped there with a simulator; empty: the root'),
         DeclareLaunchArgument('description_file', default_value='',
                               description='.urdf or .xacro file (other name:=value are its '
                                           'xacro arguments); empty: the default arm'),

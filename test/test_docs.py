@@ -20,6 +20,7 @@ PAGES = ("index", "getting_started", "demo", "concepts/dynamics", "concepts/cont
          "concepts/trajectories", "concepts/safety_and_loop", "concepts/identification",
          "concepts/simulators", "howto/own_robot", "howto/real_arm", "howto/moveit",
          "howto/gazebo", "howto/identify", "howto/tune_gains", "howto/payload", "howto/client",
+         "howto/two_arms",
          "reference/parameters", "reference/topics", "reference/api", "reference/controller_core",
          "reference/dynamics_api", "benchmarks", "architecture", "limits")
 

@@ -3,9 +3,12 @@
 Every refusal is one line on stderr naming the argument, `rbd_bringup: error: argument
 --duration: ...`, and exit status 2, before any node starts: the checks are argparse type
 functions, and `OneLineParser.error` prints argparse's message without the usage block.
-No rclpy and no numpy here: --help answers at once.
+No rclpy and no numpy here: --help answers at once (--namespace imports rclpy's name check
+when it is given).
 
 --profile NAME takes a robot profile (bringup/profiles.py) present and accepted by its nodes.
+--namespace NAME a ROS namespace (bringup/namespaces.py): every node of the run, its topics,
+action, parameters and /clock in it.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
+from rbd_control.bringup.namespaces import absolute_namespace
 from rbd_control.bringup.processes import CONFIG_FILE
 from rbd_control.bringup.profiles import (PROFILES_DIR, profile_file, profile_names,
                                           profile_refusal)
@@ -81,6 +85,14 @@ def profile(text: str) -> str:
     return text
 
 
+def namespace(text: str) -> str:
+    """A ROS namespace, absolute ('left' -> '/left'; '' the root namespace)."""
+    try:
+        return absolute_namespace(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = OneLineParser(
         prog="rbd_bringup",
@@ -138,6 +150,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "lead-in, record it, stop (excite.py)")
     parser.add_argument("--record", type=Path, default=Path("excitation.npz"),
                         help="where --excite writes the recording (default: excitation.npz)")
+    parser.add_argument("--namespace", type=namespace, default="", metavar="NAME",
+                        help="run every node in this ROS namespace (e.g. left: "
+                        "/left/joint_states, /left/rbd_controller/follow_joint_trajectory), "
+                        "its /clock remapped to /NAME/clock, so that runs in other namespaces "
+                        "do not interfere (default: the root namespace)")
     parser.add_argument("--log-dir", type=Path,
                         help="keep the nodes' logs here (default: a temporary folder, kept "
                         "and named when the run fails)")

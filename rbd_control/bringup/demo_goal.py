@@ -42,8 +42,7 @@ def topic_fallback(node, joints, waypoints) -> None:
     from trajectory_msgs.msg import JointTrajectory
 
     from rbd_control.ros.conversions import joint_trajectory_msg
-    publisher = node.create_publisher(JointTrajectory, f"/{CONTROLLER_NODE}/joint_trajectory",
-                                      10)
+    publisher = node.create_publisher(JointTrajectory, f"{CONTROLLER_NODE}/joint_trajectory", 10)
     publisher.publish(joint_trajectory_msg(joints, waypoints))
     print("rbd_bringup: demo trajectory published on ~/joint_trajectory (control_msgs is not "
           "importable: no action, no result to report)", flush=True)
@@ -55,8 +54,8 @@ class DemoGoal:
         from control_msgs.action import FollowJointTrajectory
         from rclpy.action import ActionClient
         self._action = FollowJointTrajectory
-        self._client = ActionClient(node, FollowJointTrajectory,
-                                    f"/{CONTROLLER_NODE}/follow_joint_trajectory")
+        self._client = ActionClient(node, FollowJointTrajectory,   # in `node`'s namespace
+                                    f"{CONTROLLER_NODE}/follow_joint_trajectory")
         self.joints = list(joints)
         self.waypoints = waypoints
         self.sent = self.accepted = self.finished = False

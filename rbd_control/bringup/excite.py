@@ -1,5 +1,5 @@
 """rbd_bringup --excite SECONDS --record FILE: run an excitation trajectory on the robot and
-record /joint_states for rbd_identify.
+record joint_states (in the run's namespace) for rbd_identify.
 
 The trajectory is identification.excitation_trajectory for the robot description (finite
 Fourier series within the URDF limits, optimised for the condition number), preceded by a
@@ -37,9 +37,10 @@ START_DELAYS_S = np.arange(0.0, 1.0, 0.005)   # plan_error's search
 
 
 class JointStateRecorder:
-    """Every /joint_states message, through `drained` (ros/drained.py: its owner drains it)."""
+    """Every joint_states message (relative: in the drained node's namespace), through
+    `drained` (ros/drained.py: its owner drains it)."""
 
-    def __init__(self, drained, topic="/joint_states"):
+    def __init__(self, drained, topic="joint_states"):
         from sensor_msgs.msg import JointState
         self.drained, self.messages = drained, []
         self.subscription = drained.subscribe(JointState, topic, self.messages.append, 10000)
@@ -144,7 +145,7 @@ class Excitation:
         self.output = Path(output)
         self.recorder = JointStateRecorder(drained)
         self.publisher = node.create_publisher(
-            JointTrajectory, "/rbd_controller/joint_trajectory", 10)
+            JointTrajectory, "rbd_controller/joint_trajectory", 10)
         self.started = None
         self.recorded: Path | None = None
         self.followed = False     # the recorded motion is the plan's (plan_error)

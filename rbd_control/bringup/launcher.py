@@ -5,6 +5,7 @@
                 [--profile franka_panda|ur_e_series|so101|none]
                 [--plant-description real_robot.urdf]
                 [--lockstep] [--sim mujoco|dart] [--demo-trajectory] [--duration 20]
+                [--namespace left]
 
 launch and launch_ros cannot be installed here, so this one command does what
 arm.launch.py does with sim:=mujoco, from the same config/arm_controller.yaml:
@@ -27,6 +28,12 @@ A robot profile (--profile NAME, profiles.py): config/profiles/<name>.yaml goes 
 controller after the config and before every --params-file, and to the simulator before its
 own parameters; its values are checked against both nodes' tables before any node starts.
 
+A namespace (--namespace NAME, namespaces.py): every node of the run, this process's too,
+is started in /NAME, and its /clock is remapped to /NAME/clock, so two runs side by side (two
+arms) share no topic, action, parameter or clock; a --config or --params-file whose section
+names the node in the root namespace only ('rbd_controller:') is refused, naming the key to
+use ('/**/rbd_controller:').
+
 Another robot (--description) without --config: config/arm_controller.yaml names the default
 arm's joints and tool, so the controller gets only the rest of it plus every moving joint of
 the description (processes.robot_parameters); the simulator starts it at the middle of each
@@ -48,6 +55,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rbd_control.bringup.arguments import parse_args
+from rbd_control.bringup.namespaces import unmatched_section
 from rbd_control.bringup.processes import (CONTROLLER_NODE, SIMULATOR_NODE, Bringup,
                                            BringupConfig, excitation_parameters,
                                            find_config_file, robot_parameters)
@@ -102,6 +110,11 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
     # its own gets the rest of it, and every moving joint of its description
     own_config = args.config or not args.description
     config_file = args.config or find_config_file()
+    if args.namespace:   # a file whose section names the node in the root namespace only
+        for path in (args.config, *args.params_file):
+            reason = path and unmatched_section(path, args.namespace, CONTROLLER_NODE)
+            if reason:
+                raise Refused(f"--namespace {args.namespace}: {reason}")
     return BringupConfig(
         urdf=urdf,
         config_file=config_file if own_config else None,
@@ -118,6 +131,7 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
                                 if args.profile else []),
         plant_urdf=plant,
         log_dir=args.log_dir,
+        namespace=args.namespace,
         extra_controller_parameters={
             **({"state_timeout": LOCKSTEP_STATE_TIMEOUT_S} if args.lockstep else {}),
             **(excitation_parameters(args.lockstep) if args.excite else {})},
@@ -145,10 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rbd_control.ros.run import exit_if_signalled, ros_session
 
     # args=[]: rclpy would read the xacro arguments in sys.argv as (deprecated) remappings
-    with ros_session("rbd_bringup", args=[]) as (node, executor):
+    # in the run's namespace: the description, the watched topics and the demo's action with it
+    with ros_session("rbd_bringup", args=[], namespace=config.namespace) as (node, executor):
         run = _Run(args, config, model, node, excitation_msg)
         with Bringup(config) as bringup:
-            print(f"rbd_bringup: logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
+            where = f"namespace {config.namespace}; " if config.namespace else ""
+            print(f"rbd_bringup: {where}logs in {bringup.log_dir}; Ctrl-C to stop", flush=True)
             status = run.loop(executor, bringup)
             bringup.keep_logs = status != 0
             if status != 0:

@@ -2,8 +2,8 @@
 
     BringupConfig     what arm.launch.py's arguments choose, plus the simulator's settings
     Bringup           starts both nodes as child processes (a context manager)
-    NodeProcess       one node in a child process, its output in a log file
-    PipedLog          a child's output through a pipe into that file, as ros2 launch takes it
+    NodeProcess       one node in a child process, its output in a log file (through
+                      piped_log.PipedLog, as ros2 launch takes it)
 
 Why child processes and not one executor with every node: the simulator and the
 controller each run a 1 kHz loop in Python; in one process they would share one GIL,
@@ -15,21 +15,21 @@ No rclpy here: the nodes' parameters go to them as --params-file YAML.
 """
 from __future__ import annotations
 
-import fcntl
 import os
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import yaml
+
+from rbd_control.bringup.namespaces import namespace_ros_args, section_matches
+from rbd_control.bringup.piped_log import PipedLog
 
 CONTROLLER_MODULE = "rbd_control.ros.controller.node"
 SIMULATOR_MODULE = "rbd_control.ros.simulator.node"
@@ -98,13 +98,16 @@ def find_config_file(relative: str = CONFIG_FILE) -> Path:
                             "(pip venv) or install/setup.bash (colcon)")
 
 
-def controller_parameters(config_file: Path) -> dict:
-    """The rbd_controller parameters of a `/**: ros__parameters:` (or node-named) YAML."""
+def controller_parameters(config_file: Path, namespace: str = "") -> dict:
+    """The parameters a `/**: ros__parameters:` (or node-named) YAML gives rbd_controller in
+    `namespace`: every section that applies to it (section_matches), later ones winning."""
     document = yaml.safe_load(Path(config_file).read_text()) or {}
-    for key in ("/**", CONTROLLER_NODE, f"/{CONTROLLER_NODE}"):
-        if key in document:
-            return dict(document[key].get("ros__parameters", {}))
-    raise ValueError(f"{config_file} has no '/**' or '{CONTROLLER_NODE}' ros__parameters section")
+    sections = [section.get("ros__parameters", {}) for key, section in document.items()
+                if section_matches(str(key), f"{namespace}/{CONTROLLER_NODE}")]
+    if not sections:
+        raise ValueError(f"{config_file} has no '/**' or '{CONTROLLER_NODE}' ros__parameters "
+                         "section")
+    return {name: value for section in sections for name, value in section.items()}
 
 
 def robot_parameters(config_file: Path, joints) -> dict:
@@ -139,118 +142,17 @@ class BringupConfig:
     simulator_params_files: list[Path] = field(default_factory=list)
     log_dir: Path | None = None  # None: a temporary directory
     robot_parameters: dict = field(default_factory=dict)   # when config_file is None
+    # both nodes' ROS namespace ('/left', namespaces.absolute_namespace), their /clock in it;
+    # '': the root namespace and the global /clock
+    namespace: str = ""
 
     def joints(self) -> list[str]:
-        parameters = (controller_parameters(self.config_file) if self.config_file
+        parameters = (controller_parameters(self.config_file, self.namespace) if self.config_file
                       else self.robot_parameters)
         return list(parameters.get("joints") or [])
 
 
 # --- child processes ---------------------------------------------------------------
-
-
-class PipedLog:
-    """A child process's output (stdout and stderr through one pipe) copied into a log file by
-    a thread of this process, as ros2 launch reads its nodes' output through pipes. The child
-    writes into the pipe's buffer, never onto the disk itself: a node whose stderr was the file
-    waited in write() while the disk flushed other work (a 0.4 s gap in its commands, with
-    rclpy's logging call holding the GIL), and a control loop must not wait on a disk.
-
-        log = PipedLog(path)
-        process = log.popen(argv, env=...)   # subprocess.Popen, its output into the pipe
-        log.sync()    # what the child has written so far is in the file (before reading it)
-        ...
-        log.close()   # after the process has ended
-
-    The thread and sync() both drain the pipe (non-blocking reads) under one lock, so after
-    sync() every line the child wrote before it is in the file: a reader that saw the child's
-    answer (a topic, an action result) also sees what it logged before answering.
-    """
-
-    PIPE_BYTES = 1 << 20   # F_SETPIPE_SZ: 1 MB of log lines may wait for the copying thread
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file = open(path, "wb")
-        self._thread: threading.Thread | None = None
-        self._pipe = None          # the read end, None once closed
-        self._lock = threading.Lock()
-        self.dropped_bytes = 0     # output the file could not take (a full disk)
-
-    def popen(self, argv, **kwargs) -> subprocess.Popen:
-        """subprocess.Popen(argv, **kwargs) with stdout and stderr into the pipe, copied from
-        now on."""
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   **kwargs)
-        self._pipe = pipe = process.stdout
-        if hasattr(fcntl, "F_SETPIPE_SZ"):   # Linux: a bigger buffer
-            try:
-                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, self.PIPE_BYTES)
-            except OSError:   # above the system's limit: the default
-                pass
-        os.set_blocking(pipe.fileno(), False)   # our end only: the child's writes still block
-        self._thread = threading.Thread(target=self._copy, args=(pipe.fileno(),), daemon=True,
-                                        name=f"log {self.path.name}")
-        self._thread.start()
-        return process
-
-    def _copy(self, fd: int) -> None:
-        """Until end of file (the child and whatever inherited its output have ended)."""
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        while self._pipe is not None:
-            poller.poll(1000)   # woken by data or the hang-up; the timeout notices close()
-            self._drain()
-
-    def _drain(self) -> None:
-        """Copy what the pipe holds now into the file; at end of file close the pipe."""
-        with self._lock:
-            if self._pipe is None:
-                return
-            try:
-                while chunk := os.read(self._pipe.fileno(), 1 << 16):
-                    self._write(chunk)
-            except BlockingIOError:   # nothing more for now
-                self._flush()         # readers of the file see each line as it comes
-                return
-            except (OSError, ValueError):   # the pipe closed by close()
-                pass
-            self._pipe.close()        # end of file: nothing more comes
-            self._pipe = None
-            self._flush()
-
-    def _write(self, chunk: bytes) -> None:
-        """Into the file. A write that fails (a full disk, the file closed) drops the chunk
-        and counts it in dropped_bytes: the pipe is still drained, so the child never waits."""
-        try:
-            self._file.write(chunk)
-        except (OSError, ValueError):
-            self.dropped_bytes += len(chunk)
-
-    def _flush(self) -> None:
-        try:
-            self._file.flush()
-        except (OSError, ValueError):   # a full disk: what was buffered is lost, nothing waits
-            pass
-
-    def sync(self) -> None:
-        """Everything the child has written so far, in the file."""
-        self._drain()
-
-    def close(self, timeout: float = 2.0) -> None:
-        """Wait for the copy to reach the end of the output (at most `timeout`: a grandchild
-        that inherited the pipe may outlive the child), then close the file."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        with self._lock:
-            if self._pipe is not None:
-                self._pipe.close()
-                self._pipe = None
-            self._flush()
-            try:
-                self._file.close()
-            except OSError:   # its buffer could not be written (a full disk): already dropped
-                pass
 
 
 class NodeProcess:
@@ -298,8 +200,14 @@ class NodeProcess:
         self._log.sync()
 
 
+def params_file_args(files) -> list[str]:
+    return [arg for path in files for arg in ("--params-file", str(path))]
+
+
 def _write_params(path: Path, node: str, parameters: dict) -> Path:
-    path.write_text(yaml.safe_dump({node: {"ros__parameters": parameters}}))
+    """A parameter file for `node` in any namespace ('/**/node': a bare 'node' matches only
+    /node)."""
+    path.write_text(yaml.safe_dump({f"/**/{node}": {"ros__parameters": parameters}}))
     return path
 
 
@@ -357,7 +265,7 @@ class Bringup:
         files = (*self.config.simulator_params_files, params)
         return NodeProcess(
             SIMULATOR_NODE, SIMULATOR_MODULE,
-            [arg for path in files for arg in ("--params-file", str(path))],
+            [*self._namespace_args(), *params_file_args(files)],
             self.log_dir / "simulator.log",
         )
 
@@ -374,9 +282,15 @@ class Bringup:
         files = (config_file, *self.config.controller_params_files, params)
         return NodeProcess(
             CONTROLLER_NODE, CONTROLLER_MODULE,
-            [arg for path in files for arg in ("--params-file", str(path))],
+            [*self._namespace_args(), *params_file_args(files)],
             self.log_dir / "controller.log",
         )
+
+    def _namespace_args(self) -> list[str]:
+        """Both nodes in the run's namespace, and its /clock there: the simulator publishes it,
+        the controller's TimeSource subscribes it (both through the remap rule), so two runs
+        in two namespaces keep two clocks."""
+        return namespace_ros_args(self.config.namespace, clock=True)
 
     def check_alive(self) -> None:
         """Raise RuntimeError with the log tail of a child that has exited."""

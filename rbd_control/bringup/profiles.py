@@ -37,7 +37,9 @@ def profile_names() -> tuple[str, ...]:
 
 
 def profile_sections(path: Path) -> dict:
-    """{node: {parameter: value}} of a profile file (ValueError: not such a file)."""
+    """{node: {parameter: value}} of a profile file (ValueError: not such a file). A section's
+    node is the last part of its key: the shipped profiles name theirs '/**/rbd_controller',
+    which matches the node in any namespace (rbd_bringup --namespace, namespace:=)."""
     document = yaml.safe_load(Path(path).read_text())
     if document is None:
         return {}
@@ -47,7 +49,7 @@ def profile_sections(path: Path) -> dict:
     for node, section in document.items():
         if not isinstance(section, dict) or not isinstance(section.get("ros__parameters"), dict):
             raise ValueError(f"{path}: {node} has no ros__parameters mapping")
-        sections[node] = section["ros__parameters"]
+        sections[str(node).rstrip("/").rsplit("/", 1)[-1]] = section["ros__parameters"]
     return sections
 
 

@@ -1,7 +1,8 @@
 """What rbd_bringup watches while its nodes run: the loop (states and commands on the topics)
 and the nodes' logs (a robot description they refused).
 
-    LoopWatcher     counts /joint_states and effort commands, keeps the first commanded
+    LoopWatcher     counts joint_states and effort commands (relative: in the run's
+                    namespace, rbd_bringup --namespace), keeps the first commanded
                     state and the last one; a progress line every 2 s
     LogWatch        one node's log lines since the last look; refusal(): the reason of a
                     refused robot description (REFUSALS), or None
@@ -15,6 +16,7 @@ import re
 import time
 
 from rbd_control.bringup.processes import CONTROLLER_NODE, SIMULATOR_NODE, NodeProcess
+from rbd_control.params.controller import DEFAULT_COMMAND_TOPIC
 
 # How each node logs a robot description it refuses (rbd_controller's
 # ControllerNode._load_description, rbd_mujoco_sim's SimulatorNode._replace_model); the
@@ -67,9 +69,8 @@ class LoopWatcher:
         self.last_state = self.first_commanded = None
         self._reported_at = time.monotonic()
         depth = 1000   # ~1 s of a 1 kHz loop: what a slow moment of this process queues
-        drained.subscribe(JointState, "/joint_states", self._on_state, depth)
-        drained.subscribe(Float64MultiArray, "/effort_controller/commands", self._on_command,
-                          depth)
+        drained.subscribe(JointState, "joint_states", self._on_state, depth)
+        drained.subscribe(Float64MultiArray, DEFAULT_COMMAND_TOPIC, self._on_command, depth)
 
     def _on_state(self, msg) -> None:
         self.states += 1

@@ -31,7 +31,9 @@ from rbd_control.identification.recording import JOINT_STATES_TOPIC, read_record
 from rbd_control.identification.result import (CONFIDENCE_BLOCKS, relative_rms,
                                                sliding_relative_rms, worst_block_relative_rms)
 
-NODE_NAME = "rbd_controller"
+# the section of friction.yaml and payload.yaml: rbd_controller in any namespace (a bare
+# "rbd_controller" matches only /rbd_controller: rbd_bringup --namespace refuses it)
+NODE_NAME = "/**/rbd_controller"
 
 
 class ProgressBar:

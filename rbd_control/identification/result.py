@@ -52,8 +52,9 @@ class IdentificationResult:
         into that body's link (their <inertial> is removed); everything else is kept."""
         return rewrite_inertials(original_xml, self.model)
 
-    def friction_yaml(self, node_name="rbd_controller") -> str:
-        """The controller node's parameter file: friction.<joint>.viscous / .coulomb."""
+    def friction_yaml(self, node_name="/**/rbd_controller") -> str:
+        """The controller node's parameter file: friction.<joint>.viscous / .coulomb, for
+        rbd_controller in any namespace."""
         lines = [f"{node_name}:", "  ros__parameters:",
                  f"    friction.epsilon: {self.friction.epsilon!r}"]
         for joint, values in self.friction.as_dict().items():

@@ -27,7 +27,10 @@ TRACKING_MODES = ("feedforward_pd", "computed_torque")
 # table (rbd_controller --help) compiles no kernels; test_parameters checks they agree.
 FRICTION_EPSILON = 0.01
 SAFE_ACTIONS = ("hold", "zero")
-DEFAULT_COMMAND_TOPIC = "/effort_controller/commands"
+# relative, like every topic of the nodes: a namespace (__ns:=/left) moves it to
+# /left/effort_controller/commands, where a namespaced controller_manager's effort_controller
+# listens (bringup/namespaces.py says which names stay absolute)
+DEFAULT_COMMAND_TOPIC = "effort_controller/commands"
 # A gain above this is a typo, not a tuning choice; a bounded range also shows in rqt. The
 # core's bound (bounds.py), so every default the core derives can be shown as a parameter.
 MAX_GAIN = MAX_KP
@@ -150,7 +153,8 @@ CONTROLLER_PARAMETERS = ParameterTable([
               "[0, 0, -9.81].", read_only=False, check=_check_gravity,
               constraint="empty or 3 finite numbers"),
     Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC,
-              "Float64MultiArray effort topic (JointGroupEffortController input).",
+              "Float64MultiArray effort topic (JointGroupEffortController input); relative: in "
+              "the node's namespace.",
               check=not_empty("command_topic"), constraint="not empty"),
     Parameter("safe_action", "string", "hold", "What to command when joint states stop.",
               choices=SAFE_ACTIONS),

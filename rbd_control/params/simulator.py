@@ -80,10 +80,13 @@ SIM_PARAMETERS = ParameterTable([
               "The plant adds the gravity torque of its pose to every command, as a Franka or a "
               "KUKA FRI in torque mode does: run rbd_controller with "
               "robot_compensates_gravity:=true against it."),
-    Parameter("publish_clock", "bool", True, "Publish /clock (sim time)."),
+    Parameter("publish_clock", "bool", True,
+              "Publish /clock (sim time; absolute, rbd_bringup --namespace remaps it)."),
     Parameter("publish_latency", "bool", False, "Publish ~/command_latency."),
-    Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC, "Effort command topic.",
+    Parameter("command_topic", "string", DEFAULT_COMMAND_TOPIC,
+              "Effort command topic; relative: in the node's namespace.",
               check=not_empty("command_topic"), constraint="not empty"),
-    Parameter("state_topic", "string", "/joint_states", "Joint state topic.",
+    Parameter("state_topic", "string", "joint_states",
+              "Joint state topic; relative: in the node's namespace.",
               check=not_empty("state_topic"), constraint="not empty"),
 ])

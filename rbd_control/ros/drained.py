@@ -19,8 +19,9 @@ class DrainedSubscriptions:
         import rclpy
 
         DrainedSubscriptions._count += 1
+        # in the owner's namespace: a relative topic resolves as it would on the owner
         self._node = rclpy.create_node(f"{node.get_name()}_drained_{DrainedSubscriptions._count}",
-                                       context=node.context)
+                                       namespace=node.get_namespace(), context=node.context)
         self._takers = []   # (subscription, message type, callback, with its MessageInfo)
 
     def subscribe(self, msg_type, topic: str, on_message, qos, *, with_info=False):

@@ -148,15 +148,17 @@ def exit_if_signalled(status):
 
 
 @contextlib.contextmanager
-def ros_session(name, args=None):
-    """rclpy initialised (with `args`; None: sys.argv) and one node `name` in a
-    single-threaded executor, for a script that drives nodes from its own loop:
-    yields (node, executor), cleans up on exit. SIGINT and SIGTERM end its spin (rclpy raises
-    ExternalShutdownException) once; later ones are ignored while the script cleans up."""
+def ros_session(name, args=None, namespace=''):
+    """rclpy initialised (with `args`; None: sys.argv) and one node `name` (in `namespace`,
+    where its relative topics resolve) in a single-threaded executor, for a script that drives
+    nodes from its own loop: yields (node, executor), cleans up on exit. SIGINT and SIGTERM
+    end its spin (rclpy raises ExternalShutdownException) once; later ones are ignored while
+    the script cleans up."""
     interrupt = _Interrupt().install()
     rclpy.init(args=args)
     try:
-        with _cleanup(rclpy.create_node(name), interrupt=interrupt) as executor:
+        with _cleanup(rclpy.create_node(name, namespace=namespace),
+                      interrupt=interrupt) as executor:
             yield executor.get_nodes()[0], executor
     except Exception:
         # a signal's shutdown under the script's own calls (a publisher created on the

@@ -43,7 +43,7 @@ def test_bringup_excite_records_a_run_rbd_identify_reads(ros_env, tmp_path):
     # The simulated joints had friction, the URDF's have none: the fit finds it (MuJoCo's soft
     # frictionloss without stiff_friction gives less than f_c, so only the order of magnitude).
     values = yaml.safe_load((tmp_path / "out" / "friction.yaml").read_text())
-    values = values["rbd_controller"]["ros__parameters"]
+    values = values["/**/rbd_controller"]["ros__parameters"]
     for joint in HEAVY_JOINTS:
         found = values[f"friction.{joint}.viscous"] + values[f"friction.{joint}.coulomb"]
         assert found > 0.5 * sum(TRUE_FRICTION[joint]), (joint, values)

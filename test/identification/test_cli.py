@@ -55,7 +55,7 @@ def check_outputs(out, capsys):
     assert "[" + "#" * 30 + "] 100 % done" in printed.err          # the progress bar
     identified = load_urdf((out / "identified.urdf").read_text())
     assert identified.joint_names == load_urdf(default_arm_urdf()).joint_names
-    params = yaml.safe_load((out / "friction.yaml").read_text())["rbd_controller"]
+    params = yaml.safe_load((out / "friction.yaml").read_text())["/**/rbd_controller"]
     values = params["ros__parameters"]
     for joint, (b, f_c) in TRUE_FRICTION.items():
         assert values[f"friction.{joint}.viscous"] == pytest.approx(b, rel=0.1)

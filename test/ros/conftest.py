@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rbd_control.bringup.processes import PipedLog
+from rbd_control.bringup.piped_log import PipedLog
 from rbd_control.ros.drained import DrainedSubscriptions
 from shm_segments import KILLED_PROCESS_SEGMENTS, remove_orphan_shm_segments, shm_segments_of
 

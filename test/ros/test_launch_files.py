@@ -1,10 +1,16 @@
 """launch/ and launch_ros are not installable here, so the launch files cannot run.
 What can be checked without them: they compile, and everything they name exists -
-share files, our executables, the parameters they give rbd_controller, the modes."""
+share files, our executables, the parameters they give rbd_controller, the modes; and
+arm.launch.py's launch_setup run against stand-ins of launch and launch_ros classes that
+record their arguments (run_arm_launch): what each Node would be started with, per
+namespace:=."""
 import ast
 import configparser
+import importlib.util
 import py_compile
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -312,3 +318,106 @@ def test_rbd_description_publisher_refuses_an_empty_description(spawn_node):
                       node_name='rbd_description_publisher')
     assert node.process.wait(60) == 1
     assert 'robot_description is empty' in node.log()
+
+
+# --- arm.launch.py run against stand-ins of launch and launch_ros -------------------------
+
+class Recorded:
+    """A launch or launch_ros class that only keeps what it was built with."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class LaunchConfiguration(Recorded):
+    def perform(self, context):
+        return context.launch_configurations[self.args[0]]
+
+
+STAND_INS = {
+    'launch': ['LaunchDescription'],
+    'launch.actions': ['DeclareLaunchArgument', 'IncludeLaunchDescription', 'OpaqueFunction',
+                       'RegisterEventHandler'],
+    'launch.event_handlers': ['OnProcessExit'],
+    'launch.launch_description_sources': ['PythonLaunchDescriptionSource'],
+    'launch.substitutions': ['LaunchConfiguration'],
+    'launch_ros': [],
+    'launch_ros.actions': ['Node'],
+    'launch_ros.parameter_descriptions': ['ParameterValue'],
+}
+
+
+@pytest.fixture
+def run_arm_launch(monkeypatch):
+    """run_arm_launch(name=value, ...) -> arm.launch.py's actions for those launch arguments
+    (the declared defaults for the rest), as `ros2 launch` would get them from its
+    OpaqueFunction, with launch and launch_ros replaced by classes that record their
+    arguments: what each Node would start with (namespace, remappings, parameters)."""
+    for module_name, classes in STAND_INS.items():
+        module = types.ModuleType(module_name)
+        for name in classes:
+            setattr(module, name, LaunchConfiguration if name == 'LaunchConfiguration'
+                    else type(name, (Recorded,), {}))
+        monkeypatch.setitem(sys.modules, module_name, module)
+    spec = importlib.util.spec_from_file_location('arm_launch_under_test',
+                                                  REPO / 'launch' / 'arm.launch.py')
+    launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launch)
+
+    def run(**arguments):
+        description = launch.generate_launch_description()
+        items = description.args[0]
+        defaults = {item.args[0]: item.kwargs['default_value'] for item in items
+                    if type(item).__name__ == 'DeclareLaunchArgument'}
+        assert set(arguments) <= set(defaults), set(arguments) - set(defaults)
+        context = types.SimpleNamespace(launch_configurations={**defaults, **arguments})
+        setup = [item for item in items if type(item).__name__ == 'OpaqueFunction'][0]
+        return setup.kwargs['function'](context)
+
+    # no share/rbd_control needed: the nodes only get the paths, and the default arm's URDF
+    monkeypatch.setattr(launch, 'share_path', lambda relative: str(REPO / relative))
+    monkeypatch.setattr(launch, 'robot_description',
+                        lambda context: (REPO / 'rbd_control' / 'description' /
+                                         'rbd_arm.urdf').read_text())
+    return run
+
+
+def started_nodes(actions):
+    """{executable: the keyword arguments of its Node} of arm.launch.py's actions."""
+    return {node.kwargs['executable']: node.kwargs for node in actions
+            if type(node).__name__ == 'Node'}
+
+
+def test_arm_launch_twice_with_two_namespaces_starts_two_arms_that_share_nothing(
+        run_arm_launch):
+    """namespace:=left and namespace:=right: every node in its namespace, each with /clock
+    remapped into it (two simulators, two clocks), robot_state_publisher's TF frames
+    prefixed; nothing of one run names the other's namespace or an absolute topic."""
+    arms = {arm: started_nodes(run_arm_launch(namespace=arm, sim='mujoco'))
+            for arm in ('left', 'right')}
+    for arm, nodes in arms.items():
+        assert set(nodes) == {'robot_state_publisher', 'rbd_controller', 'rbd_mujoco_sim'}
+        for executable, node in nodes.items():
+            assert node['namespace'] == f'/{arm}', executable
+            assert node['remappings'] == [('/clock', f'/{arm}/clock')], executable
+        publisher = nodes['robot_state_publisher']['parameters'][0]
+        assert publisher['frame_prefix'] == f'{arm}/'
+        other = 'right' if arm == 'left' else 'left'
+        assert other not in repr(nodes)
+
+    # no namespace: the root, no remapping (as before), and without a simulator no /clock remap
+    root = started_nodes(run_arm_launch(sim='mujoco', robot_state_publisher='false'))
+    assert all(node['namespace'] is None and node['remappings'] == [] for node in root.values())
+    hardware = started_nodes(run_arm_launch(namespace='/robots/left'))
+    assert {node['namespace'] for node in hardware.values()} == {'/robots/left'}
+    assert all(node['remappings'] == [] for node in hardware.values())
+
+
+@pytest.mark.parametrize('arguments, reason', [
+    ({'namespace': 'left arm'}, "'left arm' is not a ROS namespace: namespace must not contain"),
+    ({'namespace': '2nd'}, 'must not have a token that starts with a number'),
+    ({'namespace': 'left', 'sim': 'gazebo'}, 'with sim:=gazebo'),
+])
+def test_arm_launch_refuses_a_bad_namespace_with_its_reason(run_arm_launch, arguments, reason):
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        run_arm_launch(**arguments)

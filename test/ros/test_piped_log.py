@@ -1,4 +1,4 @@
-"""PipedLog (bringup/processes.py): a child's output through a pipe into a log file, read back
+"""PipedLog (bringup/piped_log.py): a child's output through a pipe into a log file, read back
 by the tests and by rbd_bringup's users. No ROS: plain child processes."""
 import os
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rbd_control.bringup.processes import PipedLog
+from rbd_control.bringup.piped_log import PipedLog
 
 # prints a line, then waits for a line on stdin before printing the next and ending
 TALKER = ("import sys\n"

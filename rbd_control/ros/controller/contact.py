@@ -37,6 +37,7 @@ from std_srvs.srv import Trigger
 
 from rbd_control.control.contact.detection import AXES
 from rbd_control.control.errors import ControlError
+from rbd_control.ros.controller.diagnostics import status_name
 from rbd_control.ros.conversions import fill_joint_state
 
 __all__ = ['ContactTopics']
@@ -61,7 +62,7 @@ class ContactTopics:
         self._wanted = (False, False)
         self._next_check = 0.0
         self._last_flags = None
-        self._name = f'{node.get_name()}: contact'
+        self._name = status_name(node, 'contact')
 
     def publish(self, command, stamp):
         """After a command: the residual, the wrench (if subscribed) and the state (if changed)."""

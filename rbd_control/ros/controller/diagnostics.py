@@ -7,6 +7,11 @@ OK / WARN / ERROR, a one-line message and the statistics as key/value pairs; and
 (rbd_control/control/safety/command_limits.py) acted since the last message, naming each joint
 and limit with its count. Published on a steady timer, so it keeps reporting (ERROR: no joint
 states) when a simulator and its /clock are gone.
+
+/diagnostics stays absolute in a namespace: diagnostic_aggregator and rqt_robot_monitor read
+one global topic. So the node's name in each status is its namespaced one ('left/rbd_controller:
+control loop'; in the root namespace 'rbd_controller: ...' as before) and the hardware_id
+carries the namespace too ('left/rbd_arm'): two arms of one robot are told apart.
 """
 import time
 
@@ -14,6 +19,18 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
 
 TOPIC = '/diagnostics'
+
+
+def status_name(node, what):
+    """'<node's namespace and name, no leading slash>: <what>', e.g. 'left/rbd_controller:
+    contact'; 'rbd_controller: contact' in the root namespace."""
+    return f"{node.get_fully_qualified_name().lstrip('/')}: {what}"
+
+
+def namespaced_hardware_id(node, robot):
+    """The robot's name, behind the node's namespace when it has one ('left/rbd_arm')."""
+    namespace = node.get_namespace().strip('/')
+    return f'{namespace}/{robot}' if namespace and robot else robot
 
 
 def status_msg(report, name, hardware_id='', values=()):
@@ -54,8 +71,8 @@ class DiagnosticsPublisher:
         self._node = node
         self._context = context
         self._extra = extra
-        self._name = f'{node.get_name()}: control loop'
-        self._limits_name = f'{node.get_name()}: limits'
+        self._name = status_name(node, 'control loop')
+        self._limits_name = status_name(node, 'limits')
         self._acting = {}      # the limits' counts in the last message
         self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
         self._timer = node.create_timer(period, self._publish,
@@ -90,7 +107,8 @@ class DiagnosticsPublisher:
         context = self._context
         controller = context.controller
         guard = controller.age_guard if controller is not None else None
-        name = controller.model.name if controller is not None else ''
+        name = namespaced_hardware_id(self._node, controller.model.name
+                                      if controller is not None else '')
         oscillation = controller.oscillation if controller is not None else None
         softened = softened_values(controller.softened) if controller is not None else []
         return context.health.report(time.monotonic(), context.model_warnings, guard,

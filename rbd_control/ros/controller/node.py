@@ -5,7 +5,8 @@ messages into calls of the ROS-free Controller, and Commands into messages. The 
 the trajectory handling and the watchdog's safe action all live in the core. Its parts (one
 module each, below) share one ControllerContext (context.py), handed to each explicitly.
 
-Topics
+Topics (relative or private, so `-r __ns:=/left` moves them all; /diagnostics and, on sim
+time, /clock stay absolute: rbd_control/bringup/namespaces.py)
   in   robot_description        std_msgs/String, reliable + transient_local (used
                                  only while the robot_description parameter is empty)
   in   joint_states             sensor_msgs/JointState, matched by joint name

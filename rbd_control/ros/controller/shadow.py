@@ -26,6 +26,7 @@ from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 
 from rbd_control.control.model.shadow import ModelError
+from rbd_control.ros.controller.diagnostics import status_name
 from rbd_control.ros.conversions import fill_joint_state
 
 __all__ = ['ShadowTopics']
@@ -45,7 +46,7 @@ class ShadowTopics:
         self._msg = None
         self._error = ModelError(context.value('shadow.window'))
         self._shadowing = False
-        self._name = f'{node.get_name()}: model error'
+        self._name = status_name(node, 'model error')
         node.create_timer(REPORT_PERIOD, self._report,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
 

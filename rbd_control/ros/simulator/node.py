@@ -2,10 +2,12 @@
 Simulator, or DART's DartSimulator with `engine: dart` (sim/plant.py's EffortPlant).
 
 It offers the topics a controller sees under Gazebo + gz_ros2_control with
-joint_state_broadcaster and a JointGroupEffortController named effort_controller:
+joint_state_broadcaster and a JointGroupEffortController named effort_controller. Every name
+is relative (or private) but /clock: `--ros-args -r __ns:=/left` moves them all, and
+rbd_bringup --namespace remaps /clock too (bringup/namespaces.py):
 
-    in   /effort_controller/commands   std_msgs/Float64MultiArray, order = `joints`
-    in   /robot_description            std_msgs/String, transient_local (if the parameter is
+    in   effort_controller/commands    std_msgs/Float64MultiArray, order = `joints`
+    in   robot_description             std_msgs/String, transient_local (if the parameter is
                                        empty; neither when plant_description is set: a robot
                                        not its URDF)
     in   ~/joint_disturbance           sensor_msgs/JointState: name + effort = external joint
@@ -13,7 +15,7 @@ joint_state_broadcaster and a JointGroupEffortController named effort_controller
                                        an empty message removes them
     in   ~/external_wrench             geometry_msgs/WrenchStamped: push the link in frame_id
                                        (world axes, at its origin; external_wrench.py)
-    out  /joint_states                 sensor_msgs/JointState: position, velocity, effort
+    out  joint_states                  sensor_msgs/JointState: position, velocity, effort
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
                                        command (lockstep only, when publish_latency; lockstep.py)
@@ -71,6 +73,7 @@ from rbd_control.sim.simulator import Simulator
 # (bench/delay_margin.py). Gazebo and MuJoCo's `simulate` likewise run slower than real time
 # rather than skip ahead when they cannot keep up.
 MAX_STEPS_PER_STATE = 2
+DESCRIPTION = "robot_description"   # relative: the robot_state_publisher of its namespace
 
 
 def _locked(method):
@@ -157,10 +160,10 @@ class SimulatorNode(Node):
         if urdf:
             self._replace_model(urdf, source="parameter")
         else:
-            self.get_logger().info("waiting for /robot_description")
+            self.get_logger().info(f"waiting for {self.resolve_topic_name(DESCRIPTION)}")
         # The topic is watched either way, so a robot_state_publisher that publishes a
         # new description later (a different robot) is honoured, like controller_manager.
-        self.create_subscription(String, "/robot_description", self._on_description,
+        self.create_subscription(String, DESCRIPTION, self._on_description,
                                  ROBOT_DESCRIPTION_QOS)
 
     @_locked
