@@ -435,11 +435,12 @@ class Controller:
 
     # --- safe actions: stale states, missing joints, an oscillating loop --------------
 
-    def check_watchdog(self, now: float) -> Optional[Command]:
+    def check_watchdog(self, now: float, stopping: bool = False) -> Optional[Command]:
         """None while states are fresh; otherwise the safe command (and the trajectory is
         aborted). 'hold' commands the gravity torque of the last measured pose (no feedback:
-        there is no fresh state to feed back); 'zero' commands zero effort."""
-        if not self._supervisor.stale(now):
+        there is no fresh state to feed back); 'zero' commands zero effort. stopping: the
+        process ends: the safe command whatever the states (the last one it publishes)."""
+        if not stopping and not self._supervisor.stale(now):
             return None
         if self._supervisor.trip(self.config.safe_action):
             self._abort_for_safe_action()

@@ -20,6 +20,7 @@ import threading
 import rclpy
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 
 from rbd_control.ros.lifetime import ENDING_SIGNALS, ros_started, start_process
 from rbd_control.ros.parameter_binding import ConfigurationError
@@ -36,8 +37,10 @@ _SIGNALLED = threading.Event()   # a SIGINT or SIGTERM asked this process to end
 class _Interrupt:
     """Ctrl-C or SIGTERM without KeyboardInterrupt and without a second signal's death.
 
-    rclpy.init installs rclpy's own handler over this one: it shuts the context down (spin
-    then ends) and chains to this one, which only records it. Python's default handler would
+    For ros_session, rclpy.init installs rclpy's own handler over this one: it shuts the
+    context down (spin then ends) and chains to this one, which only records it; spin_node
+    turns rclpy's off, so that a node can publish its last command before the context ends,
+    and its spin loop ends on `seen`. Python's default handler would
     raise KeyboardInterrupt wherever the main thread is, including inside rclpy's C++
     message conversion (a RuntimeError, "Unable to convert call argument '0' to Python
     object", out of executor.spin: exit status 1). rclpy.shutdown uninstalls rclpy's handler,
@@ -75,7 +78,9 @@ def spin_node(program, make_node, args=None, on_created=None):
     start_process()    # the console scripts did it already; `python -m` nodes do it here
     kind, args = executor_option(sys.argv if args is None else args)
     interrupt = _Interrupt().install()
-    rclpy.init(args=args)
+    # rclpy's own handler off: it would shut the context down at the signal, before the node
+    # could publish its last command (below); the spin loop looks at `interrupt` instead
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = make_node()
     except (ConfigurationError, InvalidParameterValueException) as error:
@@ -117,6 +122,8 @@ def spin_node(program, make_node, args=None, on_created=None):
                 # SIGKILL). Every SPIN_CHECK_S the loop looks at the context and the signal.
                 while rclpy.ok(context=node.context) and not interrupt.seen:
                     executor.spin_once(timeout_sec=SPIN_CHECK_S)
+                if interrupt.seen:
+                    _last_words(node)
             except (KeyboardInterrupt, ExternalShutdownException):
                 pass
             except Exception:
@@ -131,6 +138,21 @@ def spin_node(program, make_node, args=None, on_created=None):
         if not interrupt.seen:
             raise
     return exit_if_signalled(0)
+
+
+def _last_words(node):
+    """A signal ended the spin, the context still valid: the node's last command
+    (`last_command`, ControllerNode's: its safe action, so that a drive that keeps the last
+    command it got is not left with a tracking torque), if it has one. Nothing here may stop
+    the shutdown."""
+    last = getattr(node, 'last_command', None)
+    if last is None:
+        return
+    try:
+        last()
+    except Exception as error:
+        print(f'{node.get_name()}: no last command: {type(error).__name__}: {error}',
+              file=sys.stderr)
 
 
 def exit_if_signalled(status):

@@ -687,3 +687,22 @@ def test_a_description_the_controller_cannot_use_is_refused_not_reported_as_set(
     expected = core('gravity_compensation', joints=ALL_JOINTS).update(
         0.0, msg.name, msg.position, msg.velocity).tau
     assert max_abs_difference(rig.exchange(msg), expected) <= TOLERANCE
+
+
+@pytest.mark.parametrize('safe_action', ['hold', 'zero'])
+def test_a_signal_leaves_the_safe_action_as_the_last_command(spawn_node, ros_node, safe_action):
+    """A drive keeps the last command it got: on SIGINT the node publishes its safe action
+    once more before it ends, gravity of the last pose ('hold') or zero ('zero'), not the
+    tracking torque it answered the last state with."""
+    rig = start(spawn_node, ros_node, mode='feedforward_pd', joints=JOINTS,
+                safe_action=safe_action)
+    q = np.array(PROBE.position) + 0.05   # off the held pose: the command has feedback
+    tracking = rig.exchange(joint_state(ALL_JOINTS, q, np.zeros(len(ALL_JOINTS))))
+    held = np.array([gravity(MODEL, q)[ALL_JOINTS.index(j)] for j in JOINTS])
+    expected = held if safe_action == 'hold' else np.zeros(len(JOINTS))
+    assert np.abs(tracking - expected).max() > 1.0
+    before = len(rig.commands)
+    assert rig.process.stop(10.0) == 0, rig.process.log()   # SIGINT
+    ros_node.spin_for(0.5)
+    assert len(rig.commands) == before + 1, 'one last command'
+    np.testing.assert_allclose(rig.commands[-1].data, expected, atol=1e-9)

@@ -254,6 +254,20 @@ class ControllerNode(Node):
                                       f'{self._value("safe_action")!r}')
                 self._states.publish(command)
 
+    def last_command(self):
+        """The process ends (SIGINT, SIGTERM, its parent's death: ros/run.py): the safe
+        action's command, published once, since a drive keeps the last command it got
+        (ros2_control's JointGroupEffortController does): 'hold' leaves the gravity torque of
+        the last pose, not a tracking torque; 'zero' leaves none."""
+        context = self._shared
+        with context.lock:
+            controller = context.controller
+            if controller is None or self._states is None or not self._states.seen:
+                return
+            command = controller.check_watchdog(context.control_time(), stopping=True)
+            if command is not None:
+                self._states.publish(command)
+
     def _keepalive_failed(self, error):
         self._shared.errors.warn('keepalive_failed',
                                  f'keepalive watchdog failed: {type(error).__name__}: {error}')
