@@ -116,8 +116,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "ee_link are the default arm's: with another --description only its "
                         "robot-independent settings apply)")
     parser.add_argument("--params-file", type=existing_file, action="append", default=[],
-                        help="another rbd_controller parameter YAML after --config (e.g. "
-                        "rbd_identify's friction.yaml, payload.yaml); repeatable")
+                        help="another parameter YAML after --config (e.g. rbd_identify's "
+                        "friction.yaml, payload.yaml), for rbd_controller and, by its own "
+                        "section, rbd_mujoco_sim; repeatable")
     parser.add_argument("--profile", type=profile, metavar="NAME",
                         help="robot profile, one of: " + ", ".join(profile_names()) +
                         f" ({PROFILES_DIR}/<name>.yaml): the gravity the robot adds, its loop, "

@@ -27,6 +27,8 @@ with one line naming it, exit status 2, before any node starts.
 A robot profile (--profile NAME, profiles.py): config/profiles/<name>.yaml goes to the
 controller after the config and before every --params-file, and to the simulator before its
 own parameters; its values are checked against both nodes' tables before any node starts.
+Each --params-file goes to both nodes, each reading its own section (rbd_mujoco_sim's
+obstacle or hand beside rbd_controller's settings).
 
 A namespace (--namespace NAME, namespaces.py): every node of the run, this process's too,
 is started in /NAME, and its /clock is remapped to /NAME/clock, so two runs side by side (two
@@ -127,8 +129,10 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
         # the profile before the user's files: theirs win
         controller_params_files=[*profile_files_for(args.profile, CONTROLLER_NODE),
                                  *args.params_file] if args.profile else list(args.params_file),
-        simulator_params_files=(profile_files_for(args.profile, SIMULATOR_NODE)
-                                if args.profile else []),
+        # the simulator reads its own sections of the same files (rbd_mujoco_sim's obstacle,
+        # hand, plant options beside rbd_controller's)
+        simulator_params_files=[*(profile_files_for(args.profile, SIMULATOR_NODE)
+                                  if args.profile else []), *args.params_file],
         plant_urdf=plant,
         log_dir=args.log_dir,
         namespace=args.namespace,

@@ -1,12 +1,11 @@
 """Leader and follower, ROS-free and in lock step: two copies of the default arm in MuJoCo, each
 under its own Controller, the leader's states streamed to the follower as joint targets.
 
-    leader    gravity_compensation: weightless, so a hand moves it. The hand is a spring
-              (HAND_STIFFNESS, HAND_DAMPING) pulling tool0 toward a point that runs along a
-              scripted path (an ellipse in the horizontal plane through the work pose, one lap
-              in LAP_S), and a grip (HAND_GRIP, HAND_GRIP_DAMPING) holding tool0's orientation,
-              as a hand on a handle does: the time-varying wrench set on the leader's tool0
-              each state.
+    leader    gravity_compensation: weightless, so a hand moves it. The hand is the plant's
+              (sim/hand.py, its default HandGains: a spring-damper and a grip evaluated at
+              every physics step) holding tool0 at a point that runs along a scripted path
+              (an ellipse in the horizontal plane through the start pose, one lap in LAP_S)
+              and at tool0's orientation there.
     stream    every STREAM_PERIOD (50 Hz) the leader's measured q and qd become the follower's
               joint target (Controller.set_joint_target: what rbd_controller's
               ~/target_joint_state takes).
@@ -32,10 +31,6 @@ from rbd_control.demo.cartesian import EE_LINK, WORK_JOINTS
 
 LAP_S = 20.0              # s, one lap of the hand's path
 PATH_RADII = (0.12, 0.08)  # m, the ellipse's half axes (x, y) around tool0 at the work pose
-HAND_STIFFNESS = 400.0    # N/m of the hand's spring to the path point
-HAND_DAMPING = 40.0       # N s/m on tool0's velocity
-HAND_GRIP = 5.0           # N m/rad: the hand holds tool0's orientation at the work pose's
-HAND_GRIP_DAMPING = 0.5   # N m s/rad on tool0's angular velocity
 STREAM_PERIOD = 0.02      # s: targets at 50 Hz
 FEEDBACK_GAIN = 1.0       # of the follower's tau_ext, added to the leader's joints
 BOX_HALF = 0.05           # m
@@ -76,12 +71,13 @@ def path_point(start, t):
                     0.0]
 
 
-def obstacle(model):
-    """The box: its +x face BOX_INSET inside the path's -x end, at tool0's height."""
+def obstacle(model, start=WORK_JOINTS):
+    """The box: its +x face BOX_INSET inside the path's -x end, at tool0's height, for a lap
+    from the pose `start` ({joint: rad})."""
     from rbd_control.dynamics import frame_pose
     from rbd_control.sim.mujoco_model import Obstacle
 
-    q = np.array([WORK_JOINTS[j] for j in model.joint_names])
+    q = np.array([start[j] for j in model.joint_names])
     far = frame_pose(model, q, EE_LINK)[:3, 3] - [2.0 * PATH_RADII[0], 0.0, 0.0]
     centre = far - [BOX_HALF + PROBE_RADIUS - BOX_INSET, 0.0, 0.0]
     return Obstacle(centre, [BOX_HALF] * 3, EE_LINK, PROBE_RADIUS)
@@ -91,8 +87,9 @@ def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) ->
     """The run (module doc), from rest at the work pose, for `seconds` of sim time."""
     from rbd_control.control import Controller, ControllerConfig
     from rbd_control.control.contact import ContactConfig
-    from rbd_control.control.laws.pose import orientation_error, quat_from_matrix
-    from rbd_control.dynamics import frame_jacobian, frame_pose
+    from rbd_control.control.laws.pose import quat_from_matrix
+    from rbd_control.dynamics import frame_pose
+    from rbd_control.sim.hand import HandGains
     from rbd_control.sim.simulator import Simulator
 
     names = model.joint_names
@@ -119,14 +116,7 @@ def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) ->
             next_target += STREAM_PERIOD
         command = follower.update(now, names, follow.position, follow.velocity)
         follower_sim.set_command(command.tau)
-        # the hand: a spring from tool0 to the path point, and a damper on tool0's speed
-        T = frame_pose(model, lead.position, EE_LINK)
-        twist = frame_jacobian(model, lead.position, EE_LINK) @ lead.velocity   # [omega; v]
-        force = (HAND_STIFFNESS * (path_point(origin, now) - T[:3, 3])
-                 - HAND_DAMPING * twist[3:])
-        torque = (HAND_GRIP * orientation_error(grip, quat_from_matrix(T[:3, :3]))
-                  - HAND_GRIP_DAMPING * twist[:3])
-        leader_sim.set_external_wrench(EE_LINK, force, torque)
+        leader_sim.set_hand(EE_LINK, path_point(origin, now), grip, HandGains())
         tau_ext = follower.contact.tau_ext.copy()
         fed = FEEDBACK_GAIN * tau_ext if feedback else np.zeros(len(names))
         leader_sim.set_disturbance(dict(zip(names, map(float, fed))))

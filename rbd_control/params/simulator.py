@@ -75,6 +75,18 @@ SIM_PARAMETERS = ParameterTable([
               "(at its origin)."),
     Parameter("obstacle.probe_radius", "double", 0.03, "Probe sphere radius, m.",
               **positive(1.0)),
+    Parameter("hand.link", "string", "",
+              "The link a simulated hand holds (a teleoperation leader moved by hand; "
+              "sim/hand.py): its target pose comes on ~/hand_target (PoseStamped, world). "
+              "Empty: no hand."),
+    Parameter("hand.stiffness", "double", 400.0, "The hand's spring to its target, N/m.",
+              low=0.0, high=1.0e5),
+    Parameter("hand.damping", "double", 40.0, "The hand's damping on the link's velocity, "
+              "N s/m.", low=0.0, high=1.0e4),
+    Parameter("hand.grip", "double", 5.0, "The hand's grip on the target orientation, N m/rad.",
+              low=0.0, high=1.0e4),
+    Parameter("hand.grip_damping", "double", 0.5, "The grip's damping on the link's angular "
+              "velocity, N m s/rad.", low=0.0, high=1.0e3),
     Parameter("clamp_effort", "bool", True, "Saturate commands at URDF <limit effort>."),
     Parameter("plant_compensates_gravity", "bool", False,
               "The plant adds the gravity torque of its pose to every command, as a Franka or a "

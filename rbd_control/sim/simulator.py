@@ -18,6 +18,7 @@ import numpy as np
 
 from rbd_control.dynamics import gravity, load_urdf
 from rbd_control.dynamics.joint_map import JointMap
+from rbd_control.sim.hand import HandGains, checked_hand_target, hand_wrench
 from rbd_control.sim.mujoco_model import build_mujoco_plant, joint_index
 from rbd_control.sim.plant import (CommandedJoints, JointStateSample, PlantOptions,
                                    checked_disturbance, checked_initial_positions, checked_wrench)
@@ -56,6 +57,7 @@ class Simulator(CommandedJoints):
             urdf = load_urdf(urdf_xml)
             self._gravity = (urdf, JointMap.by_name(urdf.joint_names, reported.names))
         self._wrenches = {}   # MuJoCo body id -> (force, torque, point in body frame), world axes
+        self._hand = None     # (body id, target position, target quaternion wxyz, HandGains)
         self.reset(options.initial_positions or {})
 
     # --- properties -----------------------------------------------------------
@@ -90,6 +92,7 @@ class Simulator(CommandedJoints):
             # (it was, before: 1e-3 rad apart from DART after 0.2 s of a push on tool0)
             mujoco.mj_step1(self.model, self.data)
             self._apply_wrenches()
+            self._apply_hand()
             self._apply_gravity()
             mujoco.mj_step2(self.model, self.data)
             if self.data.time < before:
@@ -150,6 +153,7 @@ class Simulator(CommandedJoints):
             self.data.qpos[adr] = float(value)
         self._command = np.zeros_like(self._command)
         self._wrenches.clear()
+        self._hand = None
         mujoco.mj_forward(self.model, self.data)
 
     def set_external_wrench(self, link: str, force: Sequence[float],
@@ -169,6 +173,39 @@ class Simulator(CommandedJoints):
             self._wrenches[body] = wrench
         else:
             self._wrenches.pop(body, None)
+
+    def set_hand(self, link: str, position: Sequence[float], quaternion_xyzw: Sequence[float],
+                 gains: "HandGains | None") -> None:
+        """A hand holds `link` from now on: a spring-damper from its origin to `position` and a
+        grip toward `quaternion_xyzw` (world; gains: sim/hand.py), its wrench evaluated at
+        every physics step from the link's pose and velocity, as a hand on a handle acts
+        (a wrench sent from outside at a lower rate would be late, and its damper unstable on
+        a light wrist). gains None: the hand lets go."""
+        if gains is None:
+            if self._hand is not None:
+                self.data.xfrc_applied[self._hand[0]] = 0.0
+            self._hand = None
+            return
+        body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, link)
+        if body < 0:
+            raise KeyError(f"no link {link!r} in the simulated robot")
+        target, quaternion = checked_hand_target(position, quaternion_xyzw)
+        self._hand = (body, target, quaternion, gains)
+
+    def _apply_hand(self) -> None:
+        if self._hand is None:
+            return
+        body, target, quaternion, gains = self._hand
+        d = self.data
+        jacp, jacr = np.zeros((3, self.model.nv)), np.zeros((3, self.model.nv))
+        mujoco.mj_jacBody(self.model, d, jacp, jacr, body)   # at the body frame's origin
+        force, torque = hand_wrench(gains, target, quaternion, d.xpos[body], d.xquat[body],
+                                    jacp @ d.qvel, jacr @ d.qvel)
+        if body not in self._wrenches:
+            d.xfrc_applied[body] = 0.0
+        # xfrc_applied acts at the centre of mass: the force's moment about it
+        d.xfrc_applied[body, :3] += force
+        d.xfrc_applied[body, 3:] += torque + np.cross(d.xpos[body] - d.xipos[body], force)
 
     def _apply_wrenches(self) -> None:
         d = self.data

@@ -169,3 +169,26 @@ def test_a_joint_disturbance_adds_to_the_command_and_is_not_reported_as_effort(p
         sim.set_disturbance({"elbow": 1.0})
     with pytest.raises(ValueError, match="not finite"):
         sim.set_disturbance({"panda_joint4": float("nan")})
+
+
+def test_a_hand_holds_a_link_at_its_target_and_refuses_bad_input(panda):
+    """sim/hand.py: a hand on panda_link8 moved 5 cm pulls it there (the arm floats: the plant
+    adds its gravity; a spring-damper every physics step); an unknown link, a non-unit
+    quaternion and a negative gain are refused naming them; gains None lets go."""
+    from rbd_control.sim.hand import HandGains
+    sim = Simulator(panda, initial_positions=HOME, compensates_gravity=True)
+    body = sim.model.body("panda_link8").id
+    start = sim.data.xpos[body].copy()
+    quat = sim.data.xquat[body]        # w, x, y, z
+    target = start + [0.05, 0.0, 0.0]
+    sim.set_hand("panda_link8", target, [*quat[1:], quat[0]], HandGains())
+    sim.step(3000)
+    assert np.linalg.norm(sim.data.xpos[body] - target) < 0.01
+    with pytest.raises(KeyError, match="no link 'nowhere'"):
+        sim.set_hand("nowhere", target, [0, 0, 0, 1], HandGains())
+    with pytest.raises(ValueError, match="unit quaternion"):
+        sim.set_hand("panda_link8", target, [0, 0, 0, 2], HandGains())
+    with pytest.raises(ValueError, match="hand damping"):
+        HandGains(damping=-1.0)
+    sim.set_hand("panda_link8", target, [0, 0, 0, 1], None)
+    assert sim._hand is None

@@ -15,6 +15,8 @@ rbd_bringup --namespace remaps /clock too (bringup/namespaces.py):
                                        an empty message removes them
     in   ~/external_wrench             geometry_msgs/WrenchStamped: push the link in frame_id
                                        (world axes, at its origin; external_wrench.py)
+    in   ~/hand_target                 geometry_msgs/PoseStamped: where a simulated hand holds
+                                       hand.link (world; hand.py, MuJoCo only)
     out  joint_states                  sensor_msgs/JointState: position, velocity, effort
     out  /clock                        rosgraph_msgs/Clock (sim time), when publish_clock
     out  ~/command_latency             std_msgs/Float64, seconds from a state to the next
@@ -58,6 +60,7 @@ from rbd_control.ros.qos import ROBOT_DESCRIPTION_QOS
 from rbd_control.ros.run import spin_node
 from rbd_control.ros.simulator.contact_truth import ContactTruthTopics
 from rbd_control.ros.simulator.external_wrench import ExternalWrenchTopic
+from rbd_control.ros.simulator.hand import HandTarget
 from rbd_control.ros.simulator.lockstep import Lockstep
 from rbd_control.ros.simulator.pacing import Pacer
 from rbd_control.ros.state_loop import StateLoop
@@ -118,6 +121,7 @@ class SimulatorNode(Node):
             Float64MultiArray, self._on_command, self.context, self._loop_failed)
         self.create_subscription(JointState, "~/joint_disturbance", self._on_disturbance, 10)
         ExternalWrenchTopic(self, lambda: self._sim, self._lock)
+        HandTarget(self, lambda: self._sim, p, self._lock)
         self._truth = ContactTruthTopics(self) if p("obstacle.box") else None
         self._load_initial_description()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
