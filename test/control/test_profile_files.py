@@ -151,7 +151,8 @@ def test_a_file_that_is_no_parameter_file_is_refused(tmp_path):
 
 def test_the_profile_goes_before_the_users_files_to_both_nodes(tmp_path):
     """rbd_bringup's configuration: the profile's file after --config, before --params-file
-    (user files win); the simulator gets it before its own parameters; 'none' passes none."""
+    (user files win); the simulator gets both, each node reading its own sections, before its
+    own parameters; 'none' passes none."""
     from rbd_control.bringup.launcher import config_from_args
 
     mine = tmp_path / "mine.yaml"
@@ -160,6 +161,6 @@ def test_the_profile_goes_before_the_users_files_to_both_nodes(tmp_path):
                                              "--params-file", str(mine)]))
     profile = profiles.profile_file("franka_panda")
     assert config.controller_params_files == [profile, mine]
-    assert config.simulator_params_files == [profile]
+    assert config.simulator_params_files == [profile, mine]
     config, _ = config_from_args(parse_args(["--profile", "none", "--params-file", str(mine)]))
-    assert config.controller_params_files == [mine] and config.simulator_params_files == []
+    assert config.controller_params_files == [mine] and config.simulator_params_files == [mine]

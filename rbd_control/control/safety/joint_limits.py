@@ -38,10 +38,11 @@ on a velocity beyond the allowed one (braking), where k_velocity stays the gain 
 controller sizes it on its loop: a brake with k_velocity = effort / velocity on a light joint
 is a velocity loop that diverges with a millisecond of delay; model/plan.py's limit_gains); and
 the stop guard, past the middle of the margin while the joint still moves on toward the hard
-limit (`_stop_guard`).
+limit (`_joint_bounds`).
 
-`JointLimiter` is the per-state form: every joint's limits as arrays, the bounds computed into
-preallocated arrays; `effort_bounds` is the same code on one joint. No rclpy.
+`JointLimiter` is the per-state form: every joint's limits as arrays, the bounds computed joint
+by joint (`_joint_bounds`, on Python floats) into preallocated arrays; `effort_bounds` is the
+same code on one joint. No rclpy.
 """
 from __future__ import annotations
 
@@ -90,6 +91,70 @@ def _value(value) -> float:
     return math.nan if value is None else float(value)
 
 
+def _clip(x, bound):
+    return -bound if x < -bound else (bound if x > bound else x)
+
+
+def _joint_bounds(row, q, qd, k_brake, bias):
+    """(lower, upper, soft position rule narrowed a bound, braking) of one joint (module doc):
+    row holds its limits (JointLimiter._rows), q and qd its state (None: not measured)."""
+    (lower, upper, velocity, effort, has_effort, shapes, soft, soft_lower, soft_upper,
+     k_position, k_velocity, guard_low, guard_up, half_low, half_up) = row
+    if not has_effort:      # no effort limit: no bound at all
+        return -math.inf, math.inf, False, False
+    low, up, narrowed, braking = -effort, effort, False, False
+    if qd is None:
+        return low, up, narrowed, braking
+    # hard rules (compute_effort_limits): none on toward a position limit reached, none that
+    # speeds the joint up beyond its velocity limit
+    if q is not None:
+        if q >= upper and qd >= 0.0:
+            up = 0.0
+        if q <= lower and qd <= 0.0:
+            low = 0.0
+    if qd < -velocity:
+        low = 0.0
+    if qd > velocity:
+        up = 0.0
+    v_min, v_max = -velocity, velocity
+    if q is not None and soft:
+        # v = clip(-k_position (q - soft limit), -velocity, velocity); beyond a soft limit
+        # back toward it at least SOFT_LIMIT_REACH_VELOCITY
+        v_min = _clip(-k_position * (q - soft_lower), velocity)
+        v_max = _clip(-k_position * (q - soft_upper), velocity)
+        if q > soft_upper:
+            v_max = min(v_max, -SOFT_LIMIT_REACH_VELOCITY)
+        if q < soft_lower:
+            v_min = max(v_min, SOFT_LIMIT_REACH_VELOCITY)
+        v_min = min(v_min, v_max)
+        narrowed = v_max < velocity or v_min > -velocity
+    if not shapes:
+        return min(low, up), up, narrowed, False
+    below, above = qd < v_min, qd > v_max
+    braking = below or above
+    # effort = clip(bias + k (v - qd), -effort, effort): k = k_brake on a velocity beyond v
+    # (braking), k_velocity on the side that accelerates; there the bias only where it widens
+    # the bound (a load to hold), never narrower than ros2_control's
+    s_low = (k_brake if below else k_velocity) * (v_min - qd)
+    s_up = (k_brake if above else k_velocity) * (v_max - qd)
+    if bias is not None:
+        s_low += bias if below else min(bias, 0.0)
+        s_up += bias if above else max(bias, 0.0)
+    low = max(_clip(s_low, effort), low)
+    up = min(_clip(s_up, effort), up)
+    if q is not None and soft:
+        # the stop guard: past the middle of the margin and still moving on toward the hard
+        # limit, the bound falls linearly to the whole effort back at the hard limit
+        # (unguarded sides: half-width inf, fraction 0)
+        fraction = (q - guard_up) / half_up
+        if fraction > 0.0 and qd > 0.0:
+            up = min(up, -effort * min(fraction, 1.0))
+        fraction = (guard_low - q) / half_low
+        if fraction > 0.0 and qd < 0.0:
+            low = max(low, effort * min(fraction, 1.0))
+    return min(low, up), up, narrowed, braking
+
+
 class JointLimiter:
     """The bounds of n joints at once; arrays per joint, NaN (or inf) where a limit is absent:
     position (n, 2) hard [lower, upper], velocity and effort (n,), soft (n, 2) [soft_lower,
@@ -110,7 +175,6 @@ class JointLimiter:
         effort = np.asarray(effort, dtype=float).reshape(n)
         self.has_effort = np.isfinite(effort) & (effort >= 0.0)
         self.effort = np.where(self.has_effort, effort, np.inf)
-        self._unlimited = ~self.has_effort if not self.has_effort.all() else None
         k_position = np.asarray(k_position, dtype=float).reshape(n)
         k_velocity = np.asarray(k_velocity, dtype=float).reshape(n)
         # JointSoftLimiter's has_soft_limits: both soft limits, a range and a k_position
@@ -130,10 +194,6 @@ class JointLimiter:
         k_brake = k_velocity if k_brake is None else np.asarray(k_brake, dtype=float).reshape(n)
         self.k_brake = np.where(self.shapes_effort & np.isfinite(k_brake) & (k_brake > 0.0),
                                 k_brake, self.k_velocity)
-        self._gain = np.empty(n)
-        self._neg_effort, self._neg_velocity = -self.effort, -self.velocity
-        self._neg_k_position = -self.k_position
-        self._any_soft = bool(self.has_soft.any())
         # the stop guard's middle of each margin and half its width ([lower, upper] sides);
         # unguarded sides: middle 0 and half inf, so (q - 0) / inf = 0, no guard
         guarded = (self.has_soft & self.shapes_effort)[:, None] & np.ones((n, 2), bool)
@@ -141,14 +201,19 @@ class JointLimiter:
         margin = np.column_stack([self.soft_lower, -self.soft_upper]) - hard * [1.0, -1.0]
         guarded &= margin > 0.0
         self._guard_half = np.where(guarded, 0.5 * margin, np.inf)
-        self._neg_guard_effort = np.where(self.has_effort, -self.effort, 0.0)
         self._guard_middle = np.where(guarded, hard + np.array([0.5, -0.5]) * margin, 0.0)
-        self._any_shaped = bool(self.shapes_effort.any())
-        # preallocated per-state arrays
+        # per joint, the constants of the per-state rules as Python floats and bools: six
+        # joints' rules in a scalar loop cost a few microseconds, where ~40 numpy calls on
+        # 6-element vectors cost ~40 (per-call overhead)
+        self._rows = list(zip(
+            self.lower.tolist(), self.upper.tolist(), self.velocity.tolist(),
+            self.effort.tolist(), self.has_effort.tolist(), self.shapes_effort.tolist(),
+            self.has_soft.tolist(), self.soft_lower.tolist(), self.soft_upper.tolist(),
+            self.k_position.tolist(), self.k_velocity.tolist(),
+            self._guard_middle[:, 0].tolist(), self._guard_middle[:, 1].tolist(),
+            self._guard_half[:, 0].tolist(), self._guard_half[:, 1].tolist()))
+        self._k_brake = self.k_brake.tolist()
         self._lower_bound, self._upper_bound = np.empty(n), np.empty(n)
-        self._v_min, self._v_max, self._scratch = np.empty(n), np.empty(n), np.empty(n)
-        self._held = np.empty(n)
-        self._mask, self._other = np.zeros(n, bool), np.zeros(n, bool)
         self.position_bound = np.zeros(n, bool)   # the soft position rule narrowed a bound
         self.braking = np.zeros(n, bool)          # a velocity beyond an allowed one
 
@@ -165,115 +230,25 @@ class JointLimiter:
         """(lower, upper) arrays (owned by the limiter, overwritten by the next call) at the
         measured q and qd (arrays; None: not measured). k_brake: this state's braking gains
         in place of the constructor's (n,); `braking` marks the joints whose velocity is
-        beyond an allowed one (where k_brake acts). bias: the torque that holds this state's
-        velocity, g(q) + C(q, qd) qd (n,), about which the soft effort bounds are taken
-        (module doc); None: zero, as ros2_control. In-place ufuncs on preallocated arrays
-        (np.clip's wrapper and boolean indexing cost microseconds each)."""
-        lower, upper = self._lower_bound, self._upper_bound
-        self.position_bound.fill(False)
-        self.braking.fill(False)
-        np.copyto(lower, self._neg_effort)
-        np.copyto(upper, self.effort)
-        if qd is not None:
-            self._hard_rules(q, qd, lower, upper)
-            if self._any_shaped:
-                self._soft_rules(q, qd, lower, upper,
-                                 self.k_brake if k_brake is None else k_brake, bias)
-        # no effort limit: no bound at all (the rules above only narrow finite ones)
-        if self._unlimited is not None:
-            np.copyto(lower, -np.inf, where=self._unlimited)
-            np.copyto(upper, np.inf, where=self._unlimited)
-        return lower, upper
-
-    def _hard_rules(self, q, qd, lower, upper):
-        """compute_effort_limits: no effort on toward a position limit reached, none that
-        speeds up a joint beyond its velocity limit (absent limits are +-inf: never met)."""
-        a, b = self._mask, self._other
-        if q is not None:
-            np.greater_equal(q, self.upper, out=a)
-            a &= np.greater_equal(qd, 0.0, out=b)
-            np.copyto(upper, 0.0, where=a)
-            np.less_equal(q, self.lower, out=a)
-            a &= np.less_equal(qd, 0.0, out=b)
-            np.copyto(lower, 0.0, where=a)
-        np.copyto(lower, 0.0, where=np.less(qd, self._neg_velocity, out=a))
-        np.copyto(upper, 0.0, where=np.greater(qd, self.velocity, out=a))
-
-    def _clipped(self, s, bound, negative_bound):
-        np.maximum(s, negative_bound, out=s)
-        return np.minimum(s, bound, out=s)
-
-    def _soft_rules(self, q, qd, lower, upper, k_brake, bias):
-        """The soft velocities v_min, v_max, then the effort that brakes a velocity above
-        them with k_brake, below them k_velocity, about the bias (module doc)."""
-        v_min, v_max, s, a = self._v_min, self._v_max, self._scratch, self._mask
-        np.copyto(v_min, self._neg_velocity)
-        np.copyto(v_max, self.velocity)
-        if q is not None and self._any_soft:
-            soft = self.has_soft
-            # v = clip(-k_position (q - soft limit), -velocity, velocity)
-            for v, limit in ((v_min, self.soft_lower), (v_max, self.soft_upper)):
-                np.subtract(q, limit, out=s)
-                s *= self._neg_k_position
-                np.copyto(v, self._clipped(s, self.velocity, self._neg_velocity), where=soft)
-            # beyond a soft limit: back toward it at least SOFT_LIMIT_REACH_VELOCITY
-            np.greater(q, self.soft_upper, out=a)
-            a &= soft
-            np.copyto(v_max, np.minimum(v_max, -SOFT_LIMIT_REACH_VELOCITY, out=s), where=a)
-            np.less(q, self.soft_lower, out=a)
-            a &= soft
-            np.copyto(v_min, np.maximum(v_min, SOFT_LIMIT_REACH_VELOCITY, out=s), where=a)
-            np.minimum(v_min, v_max, out=v_min)
-            bound = self.position_bound
-            np.less(v_max, self.velocity, out=bound)
-            bound |= np.greater(v_min, self._neg_velocity, out=a)
-            bound &= soft
-        gain = self._gain
-        held = self._held
-        for v, limit, pick, braking, widest in ((v_min, lower, np.maximum, np.less, np.minimum),
-                                                (v_max, upper, np.minimum, np.greater,
-                                                 np.maximum)):
-            # effort = clip(bias + k (v - qd), -effort, effort), within the hard rules;
-            # k = k_brake on a velocity beyond v (braking), k_velocity on the side that
-            # accelerates
-            np.copyto(gain, self.k_velocity)
-            np.copyto(gain, k_brake, where=braking(qd, v, out=a))
-            self.braking |= a
-            np.subtract(v, qd, out=s)
-            s *= gain
-            if bias is not None:
-                # braking: about the bias, so the wall holds whatever the model knows pulls
-                # the joint; accelerating: the bias only where it widens the bound (a load to
-                # hold), never narrower than ros2_control's (the whole effort at rest)
-                widest(bias, 0.0, out=held)
-                np.copyto(held, bias, where=a)
-                s += held
-            self._clipped(s, self.effort, self._neg_effort)
-            np.copyto(limit, pick(s, limit, out=s), where=self.shapes_effort)
-        if q is not None and self._any_soft:
-            self._stop_guard(q, qd, lower, upper)
-        np.minimum(lower, upper, out=lower)
-
-    def _stop_guard(self, q, qd, lower, upper):
-        """Past the middle of the margin and still moving on toward the hard limit, the bound
-        falls linearly to the whole effort back at the hard limit: the last resort where the
-        linear wall above cannot hold what pushes the joint (a stable brake on a light joint is
-        weak). It acts only while the joint moves on, so it brakes and never throws the joint
-        back (a one-sided spring: no energy returned). Unguarded sides have a half-width of
-        inf: their fraction is 0, never > 0."""
-        s, a, b = self._scratch, self._mask, self._other
-        sides = ((1, upper, np.greater, np.minimum, 1.0), (0, lower, np.less, np.maximum, -1.0))
-        for side, limit, onward, pick, sign in sides:
-            # fraction of the way from the middle of the margin to the hard limit, at most 1
-            np.subtract(q, self._guard_middle[:, side], out=s)
-            s *= sign
-            s /= self._guard_half[:, side]
-            np.greater(s, 0.0, out=a)
-            a &= onward(qd, 0.0, out=b)
-            np.minimum(s, 1.0, out=s)
-            s *= self._neg_guard_effort
-            s *= sign                    # -effort x fraction above, +effort x fraction below
-            np.copyto(limit, pick(limit, s, out=s), where=a)
+        beyond an allowed one (where k_brake acts), `position_bound` those whose soft position
+        rule narrowed a bound. bias: the torque that holds this state's velocity,
+        g(q) + C(q, qd) qd (n,), about which the soft effort bounds are taken (module doc);
+        None: zero, as ros2_control."""
+        n = self.n
+        qs = [None] * n if q is None else np.asarray(q, dtype=float).tolist()
+        qds = [None] * n if qd is None else np.asarray(qd, dtype=float).tolist()
+        kbs = self._k_brake if k_brake is None else np.asarray(k_brake, dtype=float).tolist()
+        biases = [None] * n if bias is None else np.asarray(bias, dtype=float).tolist()
+        lows, ups, bound, braking = [], [], [], []
+        for row, q_j, qd_j, kb, b in zip(self._rows, qs, qds, kbs, biases):
+            low, up, narrowed, brakes = _joint_bounds(row, q_j, qd_j, kb, b)
+            lows.append(low)
+            ups.append(up)
+            bound.append(narrowed)
+            braking.append(brakes)
+        self._lower_bound[:], self._upper_bound[:] = lows, ups
+        self.position_bound[:], self.braking[:] = bound, braking
+        return self._lower_bound, self._upper_bound
 
     def clamp(self, tau, q, qd, out=None):
         """tau clamped into the bounds at (q, qd); out: where to write it (default: a new
