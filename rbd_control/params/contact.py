@@ -89,6 +89,14 @@ CONTACT_PARAMETERS = [
     Parameter("contact.wrench_damping", "double", 0.05,
               "lambda of the damped least squares F = (J J^T + lambda^2 1)^-1 J r.",
               **positive(10.0), read_only=False),
+    Parameter("contact.command_delay", "double", 0.0,
+              "s from a state to its command acting on the joints, as the observer takes it: "
+              "the torque over a step is the commands sent, each in force from its state's "
+              "time plus this. 0: from the state on (lock step). A plant that applies a command "
+              "a step or more late (a real-time simulator, a driver writing at its next cycle) "
+              "otherwise leaves the delayed change of the command in the residual: about "
+              "delay x dtau/dt (2.6 N m per ms on the default arm's fast goals).",
+              low=0.0, high=0.05, read_only=False),
     Parameter("contact.use_measured_effort", "bool", False,
               "Take the torque of the observer from joint_states.effort (a robot that "
               "measures it) instead of the clamped command the controller sent; a state "

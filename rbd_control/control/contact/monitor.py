@@ -15,6 +15,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from rbd_control.control.contact.applied import AppliedTorque
 from rbd_control.control.contact.detection import CollisionDetector, CollisionThresholds
 from rbd_control.control.contact.observer import MomentumObserver
 from rbd_control.control.contact.wrench import WrenchEstimator
@@ -68,9 +69,11 @@ class ContactMonitor:
         self.wrench_estimator = WrenchEstimator(model, link, config.wrench_damping)
         self.detector = CollisionDetector(CollisionThresholds.from_config(config, len(joints)),
                                           joints.names)
-        self.reconfigure(config)
         n_model = model.nq
-        self._applied = np.zeros(n_model)          # tau over the last step, model order
+        # the commands sent (model order) and the torque in force over a step
+        self._sent = AppliedTorque(n_model, config.command_delay)
+        self.reconfigure(config)
+        self._applied = np.zeros(n_model)          # scratch: the command sent, model order
         self._tau = np.empty(n_model)              # scratch: tau minus friction
         self._commanded = np.zeros(n_model, bool)
         self._commanded[joints.index] = True
@@ -82,6 +85,7 @@ class ContactMonitor:
         self._accelerating = False
         self._reflex_until = None                  # end time of a running reflex
         self.detected_at = None                    # control time the collision latched
+        self._previous = self._now = None          # control times of the last two states
 
     def reconfigure(self, config):
         """Another checked ContactConfig with the same wrench link: gain, levels, reaction,
@@ -97,6 +101,7 @@ class ContactMonitor:
         self.detector.thresholds = self.thresholds
         self._checks_wrench = self.thresholds.checks_wrench
         self._acceleration2 = config.acceleration_threshold ** 2
+        self._sent.delay = float(config.command_delay)
 
     def set_model(self, model):
         """The same robot with another inertia (a payload): the observer restarts."""
@@ -116,7 +121,13 @@ class ContactMonitor:
         """Update r, F and the flags from a state (model order); effort: the measured joint
         effort (model order) when use_measured_effort, else None. True when a collision
         latched now and the reaction is not 'none' (the caller aborts the motion)."""
-        tau = self._applied if effort is None else effort
+        self._previous, self._now = self._now, now
+        if effort is not None:
+            tau = effort
+        elif self._previous is None:
+            tau = self._sent.latest                # the first state: only anchors p(0)
+        else:
+            tau = self._sent.over(self._previous, now)
         if friction is not None and friction.active:
             # the model side: the friction the model knows is not tau_ext
             tau = np.subtract(tau, friction.torque(qd), out=self._tau)
@@ -144,6 +155,8 @@ class ContactMonitor:
             self._applied[:] = tau
         else:
             self._applied[self._joints.index] = tau
+        if self._now is not None:                  # answered a state observe() saw
+            self._sent.sent(self._now, self._applied)
         self._accelerating = float(np.dot(qdd_desired, qdd_desired)) > self._acceleration2
 
     def override(self, now):
