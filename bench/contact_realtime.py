@@ -35,7 +35,6 @@ import os
 import random
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from delay_margin import load_arm  # noqa: E402
-from realtime_campaign import busy_loops, stamp_of  # noqa: E402
+from realtime_campaign import Watch, busy_loops, stamp_of  # noqa: E402
 
 from rbd_control.bringup.processes import (Bringup, BringupConfig,  # noqa: E402
                                            controller_parameters, find_config_file)
@@ -54,7 +53,6 @@ from rbd_control.dynamics import load_urdf  # noqa: E402
 SEGMENT_S = 1.0           # s per rest-to-rest quintic segment
 SPEED_FRACTION = 0.95     # of the URDF velocity limit at the segments' peak
 SWING_LIMIT = 0.8         # rad: no joint swings further (the UR5's 3.15 rad/s would swing 0.8)
-SPIN = 0.005
 
 
 def fast_points(model, q0):
@@ -70,7 +68,9 @@ def fast_points(model, q0):
     return points
 
 
-class Recorder:
+class Recorder(Watch):
+    """Watch's spinning (now, spin_until) over the states, the residual and the flags."""
+
     def __init__(self, node, executor, joints):
         from diagnostic_msgs.msg import DiagnosticStatus
         from sensor_msgs.msg import JointState
@@ -93,17 +93,6 @@ class Recorder:
         for subscription in self.subscriptions:
             self.node.destroy_subscription(subscription)
         self.node.destroy_publisher(self.trajectory)
-
-    def now(self):
-        return stamp_of(self.states[-1]) if self.states else -1.0
-
-    def spin_until(self, done, timeout, alive):
-        deadline = time.monotonic() + timeout
-        while not done():
-            if time.monotonic() > deadline:
-                raise TimeoutError("no progress: is the loop running?")
-            alive()
-            self.executor.spin_once(timeout_sec=SPIN)
 
     def arrays(self, messages, start, end, fields):
         picked = [m for m in messages if start <= stamp_of(m) <= end]
