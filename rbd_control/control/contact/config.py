@@ -38,6 +38,7 @@ class ContactConfig:
     reflex_duration: float = _param("reflex_duration")             # s
     wrench_link: str = _param("wrench_link")                       # "": ee_link, else last link
     wrench_damping: float = _param("wrench_damping")               # lambda
+    command_delay: float = _param("command_delay")                 # s
     use_measured_effort: bool = _param("use_measured_effort")
 
     def check(self):

@@ -15,6 +15,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from rbd_control.control.contact.applied import AppliedTorque
 from rbd_control.control.contact.detection import CollisionDetector, CollisionThresholds
 from rbd_control.control.contact.observer import MomentumObserver
 from rbd_control.control.contact.wrench import WrenchEstimator
@@ -24,6 +25,13 @@ __all__ = ["ContactMonitor", "ContactDecision", "HOLD", "FLOAT", "REFLEX", "cont
            "wrench_link", "check_no_collision"]
 
 HOLD, FLOAT, REFLEX = "hold", "float", "reflex"
+# The hold brakes first: it re-anchors at each measured pose (the feedback only damps) until
+# every commanded joint is below BRAKED_SPEED, for at most BRAKE_S, then holds the pose reached.
+# Holding the pose measured at the latch instead pulled back what the impact had spun on (the
+# default arm's wrist_3 at 4.7 rad/s): with the shipped config's gains the arm stopped 365 ms
+# after the detection, swinging back at up to 0.7 rad/s (test_contact_hold.py; 131 ms braked).
+BRAKED_SPEED = 0.05    # rad/s (m/s)
+BRAKE_S = 0.3          # s
 
 
 class ContactDecision(NamedTuple):
@@ -68,9 +76,11 @@ class ContactMonitor:
         self.wrench_estimator = WrenchEstimator(model, link, config.wrench_damping)
         self.detector = CollisionDetector(CollisionThresholds.from_config(config, len(joints)),
                                           joints.names)
-        self.reconfigure(config)
         n_model = model.nq
-        self._applied = np.zeros(n_model)          # tau over the last step, model order
+        # the commands sent (model order) and the torque in force over a step
+        self._sent = AppliedTorque(n_model, config.command_delay)
+        self.reconfigure(config)
+        self._applied = np.zeros(n_model)          # scratch: the command sent, model order
         self._tau = np.empty(n_model)              # scratch: tau minus friction
         self._commanded = np.zeros(n_model, bool)
         self._commanded[joints.index] = True
@@ -82,6 +92,8 @@ class ContactMonitor:
         self._accelerating = False
         self._reflex_until = None                  # end time of a running reflex
         self.detected_at = None                    # control time the collision latched
+        self._previous = self._now = None          # control times of the last two states
+        self._braking_until = None                 # end of the hold's braking (None: not)
 
     def reconfigure(self, config):
         """Another checked ContactConfig with the same wrench link: gain, levels, reaction,
@@ -97,6 +109,7 @@ class ContactMonitor:
         self.detector.thresholds = self.thresholds
         self._checks_wrench = self.thresholds.checks_wrench
         self._acceleration2 = config.acceleration_threshold ** 2
+        self._sent.delay = float(config.command_delay)
 
     def set_model(self, model):
         """The same robot with another inertia (a payload): the observer restarts."""
@@ -116,7 +129,13 @@ class ContactMonitor:
         """Update r, F and the flags from a state (model order); effort: the measured joint
         effort (model order) when use_measured_effort, else None. True when a collision
         latched now and the reaction is not 'none' (the caller aborts the motion)."""
-        tau = self._applied if effort is None else effort
+        self._previous, self._now = self._now, now
+        if effort is not None:
+            tau = effort
+        elif self._previous is None:
+            tau = self._sent.latest                # the first state: only anchors p(0)
+        else:
+            tau = self._sent.over(self._previous, now)
         if friction is not None and friction.active:
             # the model side: the friction the model knows is not tau_ext
             tau = np.subtract(tau, friction.torque(qd), out=self._tau)
@@ -144,6 +163,8 @@ class ContactMonitor:
             self._applied[:] = tau
         else:
             self._applied[self._joints.index] = tau
+        if self._now is not None:                  # answered a state observe() saw
+            self._sent.sent(self._now, self._applied)
         self._accelerating = float(np.dot(qdd_desired, qdd_desired)) > self._acceleration2
 
     def override(self, now):
@@ -166,9 +187,20 @@ class ContactMonitor:
         has just run its course, holds the pose reached; FLOAT or REFLEX replaces the law."""
         latched = self.observe(now, q, qd, effort, friction)
         override = self.override(now)
-        if override == "reflex_over":
+        if override == "reflex_over" or (latched and self.config.reaction == HOLD):
+            self._braking_until = now + BRAKE_S
             return ContactDecision(latched, True, None)
-        return ContactDecision(latched, latched, override)
+        return ContactDecision(latched, latched or self._braking(now, qd), override)
+
+    def _braking(self, now, qd) -> bool:
+        """True while the hold brakes (see BRAKED_SPEED): hold the pose measured now."""
+        if self._braking_until is None:
+            return False
+        if now < self._braking_until and float(np.max(np.abs(qd[self._joints.index]))) \
+                >= BRAKED_SPEED:
+            return True
+        self._braking_until = None
+        return False
 
     def reflex_torque(self):
         """tau = g + K_R r (model order), from this state's observer update."""
@@ -177,5 +209,5 @@ class ContactMonitor:
     def reset(self):
         """Clear a latched collision (ContactResetError while in contact)."""
         self.detector.reset()
-        self._reflex_until = None
+        self._reflex_until = self._braking_until = None
         self.detected_at = None
