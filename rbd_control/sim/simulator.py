@@ -58,6 +58,7 @@ class Simulator(CommandedJoints):
             self._gravity = (urdf, JointMap.by_name(urdf.joint_names, reported.names))
         self._wrenches = {}   # MuJoCo body id -> (force, torque, point in body frame), world axes
         self._hand = None     # (body id, target position, target quaternion wxyz, HandGains)
+        self._hand_jacobians = np.zeros((3, self.model.nv)), np.zeros((3, self.model.nv))
         self.reset(options.initial_positions or {})
 
     # --- properties -----------------------------------------------------------
@@ -197,7 +198,7 @@ class Simulator(CommandedJoints):
             return
         body, target, quaternion, gains = self._hand
         d = self.data
-        jacp, jacr = np.zeros((3, self.model.nv)), np.zeros((3, self.model.nv))
+        jacp, jacr = self._hand_jacobians   # preallocated: this runs every physics step
         mujoco.mj_jacBody(self.model, d, jacp, jacr, body)   # at the body frame's origin
         force, torque = hand_wrench(gains, target, quaternion, d.xpos[body], d.xquat[body],
                                     jacp @ d.qvel, jacr @ d.qvel)
