@@ -352,12 +352,12 @@ class Controller:
 
     def set_cartesian_stiffness(self, stiffness):
         """cartesian_impedance's task stiffness from now on (cartesian_stiffness; a policy's
-        variable impedance), softened per state by the loop design as at start; ConfigError.
-        Without an ee_link it is kept for a model that has one."""
+        variable impedance); ConfigError, also above what the loop holds at the measured pose
+        (CartesianLaw.set_stiffness). Without an ee_link it is kept for a model that has one."""
         config = replace(self.config, cartesian_stiffness=stiffness)
         config.check()
         if self._cartesian is not None:
-            self._cartesian.set_stiffness(stiffness)
+            self._cartesian.set_stiffness(stiffness, self.model, self._q)
             self._plan_model = replace(self._plan_model,
                                        softened=softened(self.model, self._cartesian))
         self.config = config   # a new model's law takes it too

@@ -308,7 +308,10 @@ CONTROLLER_PARAMETERS = ParameterTable([
     Parameter("cartesian_stiffness", "double_array", [1000.0, 1000.0, 1000.0, 10.0, 10.0, 10.0],
               "cartesian_impedance: K, N/m along x, y, z then N m/rad about x, y, z (base axes). "
               "Settable while it runs (variable impedance: ArmClient.send_pose_target's "
-              "stiffness); the loop design softens the modes it cannot follow, as at start.",
+              "stiffness): refused, naming the axis, above the fastest loop "
+              "expected_state_period and expected_delay allow at the measured pose "
+              "(w^2 Lambda_ii); below it, and at start, the loop design softens the modes it "
+              "cannot follow.",
               read_only=False, check=_check_numbers(6, "cartesian_stiffness"),
               constraint="6 positive numbers"),
     Parameter("cartesian_damping_ratio", "double", 1.0,

@@ -214,9 +214,12 @@ def test_the_task_stiffness_is_bounded_by_the_loop_design_bandwidth(arm_model):
 
 def test_the_task_stiffness_set_while_running_acts_and_a_bad_one_is_refused(arm_model):
     """Variable impedance (a policy's stiffness per target): set_cartesian_stiffness changes
-    the spring at the next state, reported softened as at start; a bad value is refused
-    naming the parameter, and the stiffness in force stays."""
-    controller = make(arm_model)
+    the spring at the next state; a bad value, or one above what the loop design holds at the
+    measured pose, is refused naming the parameter (and the axes), and the stiffness in force
+    stays."""
+    # the lock-step loop: the default one (a state every 4 ms, 10 ms late) holds 0.68 N m/rad
+    # at rz here
+    controller = make(arm_model, expected_state_period=0.001, expected_delay=0.001)
     names = arm_model.joint_names
     q = Q0 + 0.01                                   # off the target: the spring pulls
     stiff = controller.update(0.001, names, q, np.zeros(6)).tau.copy()
@@ -228,6 +231,10 @@ def test_the_task_stiffness_set_while_running_acts_and_a_bad_one_is_refused(arm_
     for bad in ([100.0] * 5, [100.0] * 5 + [-1.0], [100.0] * 5 + [math.nan]):
         with pytest.raises(ConfigError, match="cartesian_stiffness"):
             controller.set_cartesian_stiffness(bad)
+    # above the fastest loop's w^2 Lambda_ii at this pose (x: 1.25e+05 N/m)
+    with pytest.raises(ConfigError, match=r"above what the loop holds at this pose: x 1e\+06 > "):
+        controller.set_cartesian_stiffness([1e6] * 3 + [1.0] * 3)
+    assert controller.config.cartesian_stiffness == [100.0] * 3 + [1.0] * 3
     np.testing.assert_allclose(controller.update(0.003, names, q, np.zeros(6)).tau, soft,
                                atol=1e-9)
     # a new model's law takes the stiffness set, not the one at start

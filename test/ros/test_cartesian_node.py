@@ -83,13 +83,17 @@ def test_holding_then_a_pose_target_in_a_base_frame_matches_the_core(spawn_node,
     expected = oracle.update(12.0, ALL_JOINTS, Q, np.zeros(6)).tau
     assert np.abs(tau - expected).max() <= 1e-7   # base_link -> world rounding
 
-    # variable impedance: the stiffness set while it runs acts at the next state; a bad one
-    # is refused with the reason and the one in force stays
-    soft = [200.0] * 3 + [2.0] * 3
+    # variable impedance: the stiffness set while it runs acts at the next state; a bad one,
+    # or one above what the declared loop holds at the measured pose (rz: 0.68 N m/rad with
+    # the default 4 ms / 10 ms), is refused with the reason and the one in force stays
+    soft = [200.0] * 3 + [0.5] * 3
     assert set_parameters(ros_node, NODE, {'cartesian_stiffness': soft})[
         'cartesian_stiffness'].successful
     refused = set_parameters(ros_node, NODE, {'cartesian_stiffness': [1.0] * 5 + [-1.0]})
     assert 'cartesian_stiffness' in refused['cartesian_stiffness'].reason
+    refused = set_parameters(ros_node, NODE, {'cartesian_stiffness': [200.0] * 3 + [2.0] * 3})
+    assert 'above what the loop holds at this pose: rz 2 > 0.68' in \
+        refused['cartesian_stiffness'].reason
     oracle.set_cartesian_stiffness(soft)
     tau = rig.exchange(state_at(12.001))
     expected = oracle.update(12.001, ALL_JOINTS, Q, np.zeros(6)).tau

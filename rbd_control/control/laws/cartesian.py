@@ -99,7 +99,7 @@ class CartesianImpedance:
     def __init__(self, model, ee_link, stiffness, damping_ratio, max_error, nullspace_stiffness,
                  nullspace_damping, nullspace_posture, max_bandwidth=math.inf,
                  nullspace_softened=(), filter_time_constant=0.0, target_timeout=0.0,
-                 warnings=None):
+                 warnings=None, wall_bandwidth=math.inf):
         frame_pose(model, np.zeros(model.nq), ee_link)   # InputError naming an unknown link
         if model.link_body[ee_link] < 0:
             raise ValueError(f"ee_link {ee_link!r} is fixed to the base: no joint moves it")
@@ -109,6 +109,7 @@ class CartesianImpedance:
         self.set_stiffness(stiffness)
         self.zeta = float(damping_ratio)
         self.max_bandwidth = float(max_bandwidth)       # w, rad/s (module doc)
+        self.wall_bandwidth = float(wall_bandwidth)     # bounds a stiffness set while it runs
         self.stiffness_scale = 1.0                      # sigma of the last state
         self.max_translation, self.max_rotation = (float(x) for x in max_error)
         self.K_n, self.D_n = np.asarray(nullspace_stiffness), np.asarray(nullspace_damping)
@@ -126,12 +127,25 @@ class CartesianImpedance:
         self._wrench_t0 = -math.inf
         self.last: Optional[CartesianState] = None
 
-    def set_stiffness(self, stiffness) -> tuple:
+    def set_stiffness(self, stiffness, model=None, q=None) -> tuple:
         """The task stiffness (kx, ky, kz, krx, kry, krz) from now on, as a tuple; ConfigError
-        unless 6 positive numbers (the cartesian_stiffness parameter's rule)."""
+        unless 6 positive numbers (the cartesian_stiffness parameter's rule). With the measured
+        pose q (model order) on `model`, a change while the law runs (a policy's variable
+        impedance): also ConfigError, naming the axes, for an axis above stiffness_bound_at(q);
+        the stiffness in force stays. Below it a mode that couples axes may still be softened
+        (softened_at), as the configured stiffness is at start."""
         reason = CONTROLLER_PARAMETERS.validate("cartesian_stiffness", stiffness)
         if reason:
             raise ConfigError(reason)
+        if q is not None:
+            bound = self.stiffness_bound_at(model, q)
+            over = [f"{axis} {k:.4g} > {most:.4g}" for axis, k, most
+                    in zip(AXES, np.asarray(stiffness, dtype=float), bound) if k > most]
+            if over:
+                raise ConfigError(
+                    f"cartesian_stiffness above what the loop holds at this pose: "
+                    f"{', '.join(over)} (the axis alone would be faster than the fastest loop "
+                    f"expected_state_period and expected_delay allow)")
         k = np.asarray(stiffness, dtype=float)
         self.K = np.concatenate([k[3:], k[:3]])          # [omega; v] order of J
         # K^1/2_a K^1/2_b, for D (K > 0, checked above)
@@ -214,6 +228,19 @@ class CartesianImpedance:
         D = (2.0 * self.zeta) * K_outer * ((V * np.sqrt(sigma * s)) @ V.T)
         return K, D
 
+    def stiffness_bound_at(self, model, q) -> np.ndarray:
+        """Per axis (cartesian_stiffness's order and units), the stiffness above which that
+        axis alone is faster than the wall loop w (wall_bandwidth: the fastest loop the declared
+        period and delay allow, which bounds joint_impedance's stiffness too) at pose q:
+        w^2 Lambda_ii(q). It is the Rayleigh quotient of K v = w^2 Lambda v at the axis, so
+        above it the fastest mode is faster than w whatever the other axes are (inf for a loop
+        with no bound). Below it the design bandwidth softens what is faster than it."""
+        w = self.wall_bandwidth
+        if not math.isfinite(w):
+            return np.full(6, math.inf)
+        Lambda = operational_space_inertia(model, q, self.ee_link).Lambda
+        return (w * w * np.diag(Lambda))[TWIST_TO_CONFIG_ORDER]
+
     def softened_at(self, model, q) -> tuple:
         """What the bandwidth bound softens at pose q (model order) on `model`, at full
         feedback scale: the loop_design.Softened records of each axis whose applied stiffness
@@ -253,12 +280,14 @@ class CartesianImpedance:
 
 
 def from_config(model, config, joint_map, reference_inertia, design: LoopDesign, mode=None,
-                warnings=None):
+                warnings=None, wall_bandwidth=math.inf):
     """The law a ControllerConfig asks for on this model (None without an ee_link); per-joint
     values in command order (joint_map) become model order. design: the model plan's loop
     design (the joint gains'), solved again only for another cartesian_damping_ratio. mode: the
     running mode (default config.mode, the one at start-up). warnings: a ThrottledWarnings,
-    told when a pose target times out. ConfigError with the reason."""
+    told when a pose target times out. wall_bandwidth: the fastest loop the declared period and
+    delay allow (rad/s; model/plan.py's wall_loop), the bound of a stiffness set while the law
+    runs. ConfigError with the reason."""
     joints = joint_map.names
     mode = config.mode if mode is None else mode
     if not config.ee_link:
@@ -298,7 +327,7 @@ def from_config(model, config, joint_map, reference_inertia, design: LoopDesign,
         return CartesianImpedance(
             model, config.ee_link, config.cartesian_stiffness, zeta, config.max_cartesian_error,
             stiffness, 2.0 * zeta * np.sqrt(stiffness * inertia),
-            joint_map.put(posture, fill=np.nan), max_bandwidth=w,
+            joint_map.put(posture, fill=np.nan), max_bandwidth=w, wall_bandwidth=wall_bandwidth,
             nullspace_softened=softened_values("nullspace_stiffness", joints, requested, capped),
             filter_time_constant=config.cartesian_filter_time_constant,
             target_timeout=config.cartesian_target_timeout, warnings=warnings)

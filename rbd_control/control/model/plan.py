@@ -52,7 +52,7 @@ def plan_model(model, config, warnings, mode=None) -> ModelPlan:
     gains = plan_gains(model, joint_map, effort_limit, config, design)
     damping = resolve(config.damping, joints, np.zeros(len(joints)), "damping")
     law = cartesian.from_config(model, config, joint_map, gains.reference_inertia, design, mode,
-                                warnings)
+                                warnings, wall_bandwidth=wall_loop(config).omega)
     return ModelPlan(model, joint_map, effort_limit, gains, damping,
                      _fixed_positions(model, config, warnings),
                      friction_compensation(model, config.friction, config.friction_epsilon,
@@ -108,7 +108,8 @@ def joint_target(config, joint_map, gains, model, warnings) -> JointImpedance:
 def wall_loop(config) -> LoopDesign:
     """The fastest loop the declared expected_state_period and expected_delay keep within the
     design's margins (bandwidth_hz's top): the joint-limit wall's, and the bound on
-    joint_impedance's stiffness, w^2 d_i."""
+    joint_impedance's stiffness, w^2 d_i, and on a cartesian_stiffness set while the law runs,
+    w^2 Lambda_ii(q)."""
     return design_bandwidth(float(config.expected_state_period), float(config.expected_delay),
                             float(config.damping_ratio), WALL_MAX_BANDWIDTH_HZ)
 

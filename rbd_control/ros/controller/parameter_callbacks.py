@@ -11,6 +11,7 @@ from rclpy.parameter import Parameter
 from rcl_interfaces.msg import SetParametersResult
 
 from rbd_control.control.config import contact_from_parameters
+from rbd_control.control.errors import ConfigError
 from rbd_control.control.laws.loop_design import describe_softened
 from rbd_control.control.model.source import ModelRefused
 from rbd_control.params.controller import CONTROLLER_PARAMETERS, GAIN_FIELDS, gain_field, gain_name
@@ -51,6 +52,8 @@ class ParameterCallbacks:
             except ModelRefused as error:
                 name = 'robot_description' if 'robot_description' in by_name else 'gravity'
                 found.append(f'{name}: {error}')
+        if not found and 'cartesian_stiffness' in by_name:
+            found += filter(None, [self._stiffness_refusal(by_name['cartesian_stiffness'])])
         if found:
             return SetParametersResult(successful=False, reason='; '.join(found))
         if 'robot_description' in by_name:
@@ -62,6 +65,20 @@ class ParameterCallbacks:
         elif 'gravity' in by_name:
             context.source.gravity = tuple(by_name['gravity'] or ())
         return SetParametersResult(successful=True)
+
+    def _stiffness_refusal(self, stiffness):
+        """Why the running law refuses this cartesian_stiffness (above what the declared loop
+        holds at the measured pose: CartesianImpedance.set_stiffness), or None. It is set here,
+        so that the refusal is the set's; apply sets it again."""
+        controller = self._context.controller
+        if controller is None:
+            return None
+        try:
+            with self._context.lock:
+                controller.set_cartesian_stiffness(list(stiffness))
+        except ConfigError as error:
+            return str(error)
+        return None
 
     def _model_candidate(self, by_name):
         """The model a description and/or gravity set asks for; None when nothing changes."""
