@@ -5,6 +5,7 @@ cleanly (ros/lifetime.py, ros/run.py):
   construction, the first spins) ends rbd_controller and rbd_mujoco_sim with status 0 and
   no traceback. Before: a KeyboardInterrupt traceback inside the imports (status -2), or
   "Failed to create publisher: rcl node's context is invalid", "no attribute '_sigint_gc'".
+- The same while the dynamics kernels compile on a cold cache (a first start).
 - A parent that dies (SIGKILL, or SIGTERM as ros2 launch does, upstream ros2/launch#666) leaves
   no node of ours alive 2 s later: each asks the kernel for a SIGINT when its parent dies.
 """
@@ -61,6 +62,34 @@ def test_a_signal_at_any_moment_ends_with_status_0_and_no_traceback(
         time.sleep(moment)
         process.send_signal(getattr(signal, signame))
         status = process.wait(15)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    output = log_path.read_text()
+    assert status == 0, f'status {status}:\n{output}'
+    for text in ('Traceback', 'KeyboardInterrupt', 'Error'):
+        assert text not in output, output
+
+
+def test_a_signal_while_the_kernels_compile_on_a_cold_cache_ends_with_status_0(tmp_path):
+    """A first start compiles the dynamics kernels (numba, ~30 s): a Ctrl-C then waits for the
+    kernel being compiled (13 s here) and ends as at any other moment, status 0, no
+    traceback."""
+    log_path = tmp_path / 'output.log'
+    environment = {**node_environment(), 'NUMBA_CACHE_DIR': str(tmp_path / 'kernels')}
+    with open(log_path, 'w') as log:
+        process = subprocess.Popen(command('rbd_controller', tmp_path), env=environment,
+                                   cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while 'compiling the dynamics kernels' not in log_path.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+        time.sleep(3.0)   # into the compilation (the announcement comes before it)
+        process.send_signal(signal.SIGINT)
+        status = process.wait(90)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
