@@ -29,7 +29,10 @@ write.
 
 sim:=none     hardware (or anything else) provides /joint_states and consumes the
               commands through ros2_control's effort_controller.
-sim:=mujoco   rbd_mujoco_sim plays both roles and publishes /clock.
+sim:=mujoco   rbd_mujoco_sim plays both roles and publishes /clock; rbd_controller is given,
+              before its config, what rbd_bringup gives it for that plant (the effort it
+              applied for the contact observer, the loop it runs in real time:
+              rbd_control.bringup.processes.simulated_plant_parameters).
 sim:=dart     the same node with DART as its physics engine (engine: dart; pip install
               rbd_control[dart]): Gazebo's default engine without Gazebo.
 sim:=gazebo   Gazebo Harmonic + gz_ros2_control (gazebo.launch.py) play both roles.
@@ -52,6 +55,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from rbd_control.bringup.namespaces import absolute_namespace, clock_remapping
+from rbd_control.bringup.processes import simulated_plant_parameters
 from rbd_control.bringup.profiles import (profile_file, profile_files_for, profile_names,
                                           profile_refusal)
 from rbd_control.description.files import description_for_launch
@@ -128,6 +132,10 @@ def launch_setup(context):
             package=PACKAGE,
             executable='rbd_controller',
             parameters=[
+                # our simulator as the plant: the effort it applied and the loop it runs, as
+                # rbd_bringup gives them, before every file
+                *([simulated_plant_parameters(lockstep=False)] if sim in ('mujoco', 'dart')
+                  else []),
                 share_path(CONTROLLER_CONFIG),
                 # the profile after the config: its robot's values win
                 *map(str, profile_files_for(profile, 'rbd_controller')),

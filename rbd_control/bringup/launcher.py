@@ -59,7 +59,7 @@ from typing import Sequence
 from rbd_control.bringup.arguments import parse_args
 from rbd_control.bringup.namespaces import unmatched_section
 from rbd_control.bringup.processes import (CONTROLLER_NODE, SIMULATOR_NODE, Bringup,
-                                           BringupConfig, excitation_parameters,
+                                           BringupConfig, EXCITATION_BANDWIDTH,
                                            find_config_file, robot_parameters)
 from rbd_control.bringup.profiles import profile_files_for
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, demo_waypoints, start_pose
@@ -138,7 +138,7 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
         namespace=args.namespace,
         extra_controller_parameters={
             **({"state_timeout": LOCKSTEP_STATE_TIMEOUT_S} if args.lockstep else {}),
-            **(excitation_parameters(args.lockstep) if args.excite else {})},
+            **(EXCITATION_BANDWIDTH if args.excite else {})},
     ), model
 
 

@@ -54,24 +54,30 @@ LOCKSTEP_LOOP = {"expected_state_period": 0.001, "expected_delay": 0.001}
 EXCITATION_BANDWIDTH = {"bandwidth_hz": 30.0}
 # rbd_mujoco_sim in real time on this 2-core machine: a state every 1 ms (97 % of them answered
 # quiet, 78 % with two busy loops), the command out p99 1.3 ms after it quiet, 5.1 ms loaded
-# (bench/latency.py, doc/benchmarks.md). An excitation in real time declares this loop instead
-# of the defaults' busy 250 Hz / 10 ms: their 3.5 Hz gains moved the demo plant's wrist_3
-# (0.3 N m of Coulomb friction, default gains sized on 9e-5 kg m^2) 0.02 rad of the
-# 3 rad asked; this loop's 7 Hz gains move it 0.7 rad with 5 ms of delay (ROS-free).
+# (bench/latency.py, doc/benchmarks.md). A real-time run declares this loop (before the user's
+# files and profiles: a file that declares the loop of a real robot wins) instead of the
+# defaults' busy 250 Hz / 10 ms. Their 3.5 Hz gains moved the demo plant's wrist_3 (0.3 N m of
+# Coulomb friction, default gains sized on 9e-5 kg m^2) 0.02 rad of the 3 rad an excitation
+# asked, where this loop's 7 Hz gains move it 0.7 rad with 5 ms of delay (ROS-free); and they
+# left the demo's box pressed 6.6-8 N m for ~110 ms before the push reached the collision
+# level, against 8 ms with this loop (control/contact/ in lock step).
 REALTIME_SIM_LOOP = {"expected_state_period": 0.002, "expected_delay": 0.005}
-# Our simulators report the effort they applied: the contact observer takes it (start_controller)
-SIMULATED_PLANT_PARAMETERS = {"contact.use_measured_effort": True}
 
 
-def lockstep_loop(lockstep: bool) -> dict:
-    """The controller parameters of a lock-step loop (none in real time)."""
-    return dict(LOCKSTEP_LOOP) if lockstep else {}
+def simulator_loop(lockstep: bool) -> dict:
+    """The controller parameters of the loop our simulator runs: exact in lock step, measured
+    on this machine in real time."""
+    return dict(LOCKSTEP_LOOP if lockstep else REALTIME_SIM_LOOP)
 
 
-def excitation_parameters(lockstep: bool) -> dict:
-    """The controller parameters of an excitation on the simulator: the stiffest gains the loop
-    it runs allows (lockstep_loop's own in lock step)."""
-    return {**EXCITATION_BANDWIDTH, **({} if lockstep else REALTIME_SIM_LOOP)}
+def simulated_plant_parameters(lockstep: bool) -> dict:
+    """What rbd_controller takes, before any file of the user's (who may turn it off), when our
+    simulator (rbd_bringup, arm.launch.py sim:=mujoco|dart) is its plant. The simulator reports
+    the effort it applied, the torque in force however late the command came, which keeps the
+    contact observer's free-motion residual below the contact levels in real time
+    (contact.use_measured_effort; bench/contact_realtime.py); and in real time the loop it runs
+    (lock step's is exact: Bringup.start_controller gives it after every file)."""
+    return {"contact.use_measured_effort": True, **({} if lockstep else simulator_loop(False))}
 
 
 def find_config_file(relative: str = CONFIG_FILE) -> Path:
@@ -273,7 +279,8 @@ class Bringup:
 
     def start_controller(self) -> NodeProcess:
         # The same YAML arm.launch.py gives rbd_controller, then the launch arguments on top.
-        overrides = {"use_sim_time": True, **lockstep_loop(self.config.lockstep),
+        overrides = {"use_sim_time": True,
+                     **(simulator_loop(True) if self.config.lockstep else {}),
                      **self.config.extra_controller_parameters}
         if self.config.mode:
             overrides["mode"] = self.config.mode
@@ -281,12 +288,8 @@ class Bringup:
                                overrides)
         config_file = self.config.config_file or _write_params(
             self.log_dir / "controller_robot.yaml", CONTROLLER_NODE, self.config.robot_parameters)
-        # before every file of the user's, who may turn it off: our simulators report the
-        # effort they applied, the torque in force however late the command came, which keeps
-        # the contact observer's free-motion residual below the contact levels in real time
-        # (contact.use_measured_effort; bench/contact_realtime.py)
         simulated = _write_params(self.log_dir / "controller_simulated.yaml", CONTROLLER_NODE,
-                                  SIMULATED_PLANT_PARAMETERS)
+                                  simulated_plant_parameters(self.config.lockstep))
         files = (simulated, config_file, *self.config.controller_params_files, params)
         return NodeProcess(
             CONTROLLER_NODE, CONTROLLER_MODULE,

@@ -132,8 +132,8 @@ class CartesianPhase:
 
 def expected_displacement(model, stiffness, loop) -> np.ndarray:
     """Where PUSH_FORCE moves tool0 from the work pose under the law the controller runs: the
-    ROS-free Controller with the node's stiffness and loop parameters (loop: the lock-step
-    loop's, or {} for the defaults), activated at the work pose, and the pose q at which its
+    ROS-free Controller with the node's stiffness and loop parameters (loop: the simulator's,
+    bringup.processes.simulator_loop), activated at the work pose, and the pose q at which its
     feedback balances the push at rest,
         tau(q) - g(q) + J(q)^T [0; F] = 0        (at rest the law's C qd + g is g)
     by Newton's method, the force applied in EQUILIBRIUM_STEPS growing shares. The first step

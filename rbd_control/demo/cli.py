@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rbd_control.bringup.processes import (Bringup, BringupConfig, controller_parameters,
-                                           find_config_file, lockstep_loop)
+                                           find_config_file, simulator_loop)
 from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME, TRACKING_MODES
 from rbd_control.demo import cartesian, contact, __doc__ as DEMO_DOC, identify_report
 from rbd_control.demo.identify import (MAX_IDENTIFIED_DRIFT, MAX_RMS_VS_EXACT, MIN_RMS_GAIN,
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                     demo.track(mode, DEFAULT_ARM_HOME)
                 push = push_phase.run(model, controller_parameters(config.config_file).get(
                     "cartesian_stiffness") or CONTROLLER_PARAMETERS.default("cartesian_stiffness"),
-                    lockstep_loop(config.lockstep))
+                    simulator_loop(config.lockstep))
                 if with_contact:
                     touched = contact.ContactPhase(demo).run()
             demo.progress.done()

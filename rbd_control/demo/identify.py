@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_control.bringup.processes import Bringup, BringupConfig, excitation_parameters
+from rbd_control.bringup.processes import EXCITATION_BANDWIDTH, Bringup, BringupConfig
 from rbd_control.demo.plant import (HOLD_POSE, SETTLE_TIME, TRUE_PAYLOAD, perturbed_urdf,
                                     true_friction_parameters, validation_waypoints)
 from rbd_control.demo.record import Series
@@ -152,7 +152,7 @@ class IdentificationPhase:
     def _bringup(self, name, mode, *, payload=True, excite=False, urdf=None, params_files=(),
                  parameters=None):
         """A context manager: this run's nodes, with self.demo following them. An excitation
-        (excite) takes the stiffest gains its loop allows (excitation_parameters)."""
+        (excite) takes the stiffest gains the loop it runs allows (EXCITATION_BANDWIDTH)."""
         self._publish(urdf or self.nominal_urdf)
         simulator = {"stiff_friction": True}
         if payload:
@@ -161,7 +161,7 @@ class IdentificationPhase:
                               "payload.com": list(p.com), "payload.inertia": list(p.inertia)})
         home = self.base.initial_positions if name == "excitation" else \
             dict(zip(self.nominal.joint_names, HOLD_POSE))
-        excitation = excitation_parameters(self.base.lockstep) if excite else {}
+        excitation = EXCITATION_BANDWIDTH if excite else {}
         config = replace(
             self.base, urdf=urdf or self.nominal_urdf, mode=mode, initial_positions=dict(home),
             plant_urdf=self.plant, extra_simulator_parameters=simulator,

@@ -413,6 +413,24 @@ def test_arm_launch_twice_with_two_namespaces_starts_two_arms_that_share_nothing
     assert all(node['remappings'] == [] for node in hardware.values())
 
 
+def test_arm_launch_gives_the_controller_what_rbd_bringup_gives_it_for_our_simulator(
+        run_arm_launch):
+    """sim:=mujoco|dart: before the config, the simulated plant's parameters (the effort it
+    applied for the contact observer, the loop it runs in real time), every one declared;
+    sim:=none (a robot) gets none of them."""
+    from rbd_control.bringup.processes import simulated_plant_parameters
+
+    plant = simulated_plant_parameters(lockstep=False)
+    assert plant['contact.use_measured_effort'] is True and 'expected_delay' in plant
+    assert set(plant) <= {p.name for p in CONTROLLER_PARAMETERS.fixed}
+    for sim in ('mujoco', 'dart'):
+        parameters = started_nodes(run_arm_launch(sim=sim))['rbd_controller']['parameters']
+        assert parameters[0] == plant, sim
+        assert parameters[1].endswith('arm_controller.yaml'), sim
+    robot = started_nodes(run_arm_launch(sim='none'))['rbd_controller']['parameters']
+    assert plant not in robot and robot[0].endswith('arm_controller.yaml')
+
+
 @pytest.mark.parametrize('arguments, reason', [
     ({'namespace': 'left arm'}, "'left arm' is not a ROS namespace: namespace must not contain"),
     ({'namespace': '2nd'}, 'must not have a token that starts with a number'),
