@@ -49,19 +49,19 @@ def command(program, workdir):
             '--ros-args', '--params-file', str(params)]
 
 
-@pytest.mark.parametrize('program, moment, signame', CASES,
-                         ids=lambda value: str(value))
-def test_a_signal_at_any_moment_ends_with_status_0_and_no_traceback(
-        program, moment, signame, tmp_path):
+def signal_it(program, tmp_path, signame, wait_for_moment, environment=None, wait_s=15):
+    """Start `program`, call wait_for_moment(process, log_path), send the signal, and check
+    the end: status 0, no traceback."""
     log_path = tmp_path / 'output.log'
     with open(log_path, 'w') as log:
-        process = subprocess.Popen(command(program, tmp_path), env=node_environment(),
+        process = subprocess.Popen(command(program, tmp_path),
+                                   env={**node_environment(), **(environment or {})},
                                    cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     try:
-        time.sleep(moment)
+        wait_for_moment(process, log_path)
         process.send_signal(getattr(signal, signame))
-        status = process.wait(15)
+        status = process.wait(wait_s)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -70,34 +70,28 @@ def test_a_signal_at_any_moment_ends_with_status_0_and_no_traceback(
     assert status == 0, f'status {status}:\n{output}'
     for text in ('Traceback', 'KeyboardInterrupt', 'Error'):
         assert text not in output, output
+
+
+@pytest.mark.parametrize('program, moment, signame', CASES,
+                         ids=lambda value: str(value))
+def test_a_signal_at_any_moment_ends_with_status_0_and_no_traceback(
+        program, moment, signame, tmp_path):
+    signal_it(program, tmp_path, signame, lambda process, log_path: time.sleep(moment))
 
 
 def test_a_signal_while_the_kernels_compile_on_a_cold_cache_ends_with_status_0(tmp_path):
     """A first start compiles the dynamics kernels (numba, ~30 s): a Ctrl-C then waits for the
     kernel being compiled (13 s here) and ends as at any other moment, status 0, no
     traceback."""
-    log_path = tmp_path / 'output.log'
-    environment = {**node_environment(), 'NUMBA_CACHE_DIR': str(tmp_path / 'kernels')}
-    with open(log_path, 'w') as log:
-        process = subprocess.Popen(command('rbd_controller', tmp_path), env=environment,
-                                   cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-    try:
+    def into_the_compilation(process, log_path):
         deadline = time.monotonic() + 30
         while 'compiling the dynamics kernels' not in log_path.read_text():
             assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
             time.sleep(0.1)
-        time.sleep(3.0)   # into the compilation (the announcement comes before it)
-        process.send_signal(signal.SIGINT)
-        status = process.wait(90)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    output = log_path.read_text()
-    assert status == 0, f'status {status}:\n{output}'
-    for text in ('Traceback', 'KeyboardInterrupt', 'Error'):
-        assert text not in output, output
+        time.sleep(3.0)   # the announcement comes before the compilation
+
+    signal_it('rbd_controller', tmp_path, 'SIGINT', into_the_compilation,
+              {'NUMBA_CACHE_DIR': str(tmp_path / 'kernels')}, wait_s=90)
 
 
 # the parent: starts the node from its main thread, says its pid, then waits to be killed
