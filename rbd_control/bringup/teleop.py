@@ -33,7 +33,7 @@ from rbd_control.bringup.processes import (CONTROLLER_NODE, Bringup, BringupConf
 from rbd_control.bringup.teleop_link import ARMS, FeedbackPolicy, TeleopLink
 from rbd_control.bringup.teleop_scene import (CONTACT_LEVELS, FEEDBACK_GAIN, LAP_S,
                                               STREAM_PERIOD, obstacle, path_point)
-from rbd_control.bringup.waypoints import DEFAULT_ARM_HOME
+from rbd_control.bringup.waypoints import WORK_JOINTS
 
 READY_S = 60.0     # wall s for both arms to come up (a cold kernel cache compiles first)
 SETTLE_S = 1.0     # wall s both arms hold before the hand moves
@@ -49,7 +49,7 @@ STATE_TIMEOUT_S = 1.0
 def arm_configs(args, urdf, model, link) -> dict[str, BringupConfig]:
     """The two runs: what test_teleop_nodes.py's parameter files once gave two rbd_bringups."""
     controller = {"state_timeout": STATE_TIMEOUT_S, **({} if args.lockstep else REALTIME_LOOP)}
-    box = obstacle(model, DEFAULT_ARM_HOME, link)
+    box = obstacle(model, WORK_JOINTS, link)
     follower = {
         # a 50 Hz stream of a moving leader, filtered over one sample period (the default
         # 0.05 s smooths slower, sparser streams; its lag is T v)
@@ -63,7 +63,7 @@ def arm_configs(args, urdf, model, link) -> dict[str, BringupConfig]:
             "follower": ("joint_impedance", follower, box_parameters)}
     return {arm: BringupConfig(
         urdf=urdf, config_file=find_config_file(), mode=mode, lockstep=args.lockstep,
-        initial_positions=dict(DEFAULT_ARM_HOME), joint_damping=not args.no_joint_damping,
+        initial_positions=dict(WORK_JOINTS), joint_damping=not args.no_joint_damping,
         extra_controller_parameters={**controller, **extra}, extra_simulator_parameters=sim,
         controller_params_files=list(args.params_file),
         simulator_params_files=list(args.params_file),
@@ -96,6 +96,9 @@ def run(args) -> int:
                 f"{bringup.log_dir} ({arm})" for arm, bringup in bringups.items())
                 + "; Ctrl-C to stop", flush=True)
             teleop.loop(executor, bringups.values())
+            for bringup in bringups.values():   # all four nodes at once, not one run's after
+                for child in (bringup.simulator, bringup.controller):   # the other's
+                    child.interrupt()
             status = teleop.judge()
             for bringup in bringups.values():
                 bringup.keep_logs = status != 0

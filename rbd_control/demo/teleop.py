@@ -30,7 +30,8 @@ import numpy as np
 
 from rbd_control.bringup.teleop_scene import (CONTACT_LEVELS, FEEDBACK_GAIN, LAP_S,
                                               STREAM_PERIOD, obstacle, path_point)
-from rbd_control.demo.cartesian import EE_LINK, WORK_JOINTS
+from rbd_control.bringup.waypoints import WORK_JOINTS
+from rbd_control.demo.cartesian import EE_LINK
 
 LOOP = dict(expected_state_period=0.001, expected_delay=0.001)
 

@@ -19,7 +19,7 @@ import pytest
 pytestmark = pytest.mark.wall_clock
 
 LAP_WITHIN_S = 90.0    # start-up (a cold kernel cache compiles first) and the 20 s lap
-STOP_S = 5.0
+STOP_S = 15.0        # SIGINT to exit: four nodes stopped, then the figures and plots
 FIGURES = re.compile(r"leader moved up to ([0-9.]+) rad; follower RMS error ([0-9.]+) mrad "
                      r"\(largest ([0-9.]+);.*contact torque peak ([0-9.]+) N m, estimated "
                      r"([0-9.]+), contact flagged: (yes|no); feedback peak on the leader "
