@@ -478,10 +478,10 @@ class Controller:
         return command
 
     def _watch_oscillation(self, now, command, q_m):
-        """Soften the gains when the loop oscillates, hold if it goes on (oscillation.py)."""
+        """Soften the gains when the loop oscillates, and hold if it goes on
+        (safety/oscillation.py)."""
         tracking = self.mode in TRACKING_MODES
-        action = self._supervisor.oscillation_answer(now, command, self.gains, tracking,
-                                                     self._contact)
+        action = self._supervisor.oscillation_answer(now, command, self.gains, tracking)
         if action is None:
             return
         self.warnings.warn("oscillation", self.oscillation.reason)

@@ -46,7 +46,6 @@ class TeleopRun:
     feedback: np.ndarray      # (samples, joints) what the leader was given of it, N m
     contact_flagged: np.ndarray   # (samples,) the follower's contact flag
     joints: tuple
-    follower_scale: np.ndarray = None   # (samples,) its feedback scale (safety/supervisor.py)
 
     @property
     def error(self) -> np.ndarray:
@@ -77,7 +76,7 @@ def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) ->
     start = frame_pose(model, leader_sim.state().position, EE_LINK)
     origin, grip = start[:3, 3], quat_from_matrix(start[:3, :3])
     record = {key: [] for key in ("time", "leader", "follower", "contact", "tau_ext",
-                                  "feedback", "flag", "scale")}
+                                  "feedback", "flag")}
     fed = np.zeros(len(names))
     next_target = 0.0
     while leader_sim.time < seconds:
@@ -97,13 +96,11 @@ def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) ->
         for key, value in (("time", now), ("leader", lead.position), ("follower",
                            follow.position), ("contact", follower_sim.contact_torque()),
                            ("tau_ext", tau_ext), ("feedback", fed),
-                           ("flag", follower.contact.detector.in_contact),
-                           ("scale", follower.feedback_scale)):
+                           ("flag", follower.contact.detector.in_contact)):
             record[key].append(np.copy(value))
         leader_sim.step()
         follower_sim.step()
     return TeleopRun(np.array(record["time"]), np.array(record["leader"]),
                      np.array(record["follower"]), np.array(record["contact"]),
                      np.array(record["tau_ext"]), np.array(record["feedback"]),
-                     np.array(record["flag"], dtype=bool), tuple(names),
-                     np.array(record["scale"]))
+                     np.array(record["flag"], dtype=bool), tuple(names))

@@ -46,14 +46,3 @@ def test_the_feedback_pushes_the_leaders_tool_back_from_the_box(run, arm_model):
     print(f"feedback at its peak: {np.round(run.feedback[k], 2).tolist()} N m, as a force at "
           f"tool0 {np.round(force, 1).tolist()} N")
     assert force[0] > 1.0 and force[0] > 0.5 * np.linalg.norm(force)
-
-
-def test_the_bounce_on_the_box_is_not_taken_for_an_oscillating_loop(run):
-    """The follower's probe bounces on the box (its contact flag up and down every few ms):
-    the momentum observer says an external force moves it, so the oscillation guard keeps
-    the follower's gains (safety/supervisor.py). It once softened them to 0.5 of the
-    bandwidth for the rest of the lap: this run's RMS error 12.4 mrad instead of 9.6."""
-    flips = np.count_nonzero(np.diff(run.contact_flagged.astype(int)))
-    print(f"contact flag changes: {flips}; the follower's feedback scale at least "
-          f"{run.follower_scale.min():.2f}")
-    assert flips > 20 and run.follower_scale.min() == 1.0

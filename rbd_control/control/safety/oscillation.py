@@ -101,14 +101,6 @@ class OscillationDetector:
         self._growing = 0            # windows in a row whose peak grew
         self._swings = 0             # velocity-error swings (any joint, any speed) in that run
 
-    def interrupt(self):
-        """Something else moves the arm now (a contact): the swings and the energy runs so
-        far are forgotten; the scale in force stays."""
-        self._sign[:] = 0.0
-        self._fast[:] = 0.0
-        self._window_start = None
-        self._swings = 0
-
     def observe(self, now, velocity_error, error, inertia, kp, still) -> Optional[str]:
         """One answered state (command order): SOFTEN or HOLD when it oscillates, else None.
         still: the desired state does not move (holding a pose)."""

@@ -9,14 +9,13 @@ them (it owns the plan, the integral term and the laws):
     age guard     late states soften the feedback, and hold when they keep coming
                   (age_guard.py; `late`)
     oscillation   an unstable loop softens the feedback, then holds (oscillation.py;
-                  `oscillation_answer`); not while a contact is flagged
+                  `oscillation_answer`)
 
 `feedback_scale` is the product of the age guard's and the oscillation answer's bandwidth
 scales (Kp -> s^2 Kp, Kd -> s Kd). No rclpy.
 """
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 from rbd_control.control.errors import TrajectoryError
@@ -26,12 +25,6 @@ from rbd_control.control.safety.oscillation import OscillationDetector
 from rbd_control.params.bounds import finite
 
 __all__ = ["LoopSupervisor"]
-
-# s after a contact flag during which the oscillation detector is not fed: a bounce's flag
-# drops between touches (the teleop follower's probe on its box: every 3-10 ms, for 2 s),
-# and a contact's tail stays below the flag's level (the same box: touched 0.35 s past the
-# last flag, where the detector had softened the gains)
-CONTACT_SETTLE_S = 0.5
 
 
 class LoopSupervisor:
@@ -46,7 +39,6 @@ class LoopSupervisor:
         self.oscillation: Optional[OscillationDetector] = None
         self.tripped: Optional[str] = None    # the safe action in force, or None
         self._oscillation_thresholds = config.oscillation
-        self._contact_at = -math.inf   # control time of the last contact flag seen
 
     def watch_joints(self, joint_names):
         """A new model: a fresh oscillation detector for its commanded joints."""
@@ -97,19 +89,9 @@ class LoopSupervisor:
         """True when late states have kept coming long enough to hold (age_guard.py)."""
         return age is not None and self.age_guard.observe(age, now)
 
-    def oscillation_answer(self, now: float, command, gains, tracking: bool,
-                           contact=None) -> Optional[str]:
+    def oscillation_answer(self, now: float, command, gains, tracking: bool) -> Optional[str]:
         """The oscillation detector on one answered Command (oscillation.py): None, SOFTEN or
-        HOLD (the caller holds the pose when it tracks a trajectory). Not while `contact`
-        (the ContactMonitor, if any) flags a contact, nor CONTACT_SETTLE_S after: an external
-        force then moves the arm (a probe bouncing on a box swings the velocity error at
-        ~100 Hz, its flag up and down every few ms), and the momentum observer tells it apart
-        from a loop that oscillates on its own, which raises no external torque."""
-        if contact is not None and contact.detector.in_contact:
-            self._contact_at = now
-        if now - self._contact_at < CONTACT_SETTLE_S:
-            self.oscillation.interrupt()
-            return None
+        HOLD (the caller holds the pose when it tracks a trajectory)."""
         s = self.feedback_scale
         return self.oscillation.observe(
             now, command.actual_qd - command.desired_qd, command.error, gains.reference_inertia,
