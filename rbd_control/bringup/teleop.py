@@ -96,8 +96,9 @@ def run(args) -> int:
                 f"{bringup.log_dir} ({arm})" for arm, bringup in bringups.items())
                 + "; Ctrl-C to stop", flush=True)
             teleop.loop(executor, bringups.values())
-            for bringup in bringups.values():   # all four nodes at once, not one run's after
-                for child in (bringup.simulator, bringup.controller):   # the other's
+            # every node of both runs at once: one run's shutdown need not wait for the other's
+            for bringup in bringups.values():
+                for child in (bringup.simulator, bringup.controller):
                     child.interrupt()
             status = teleop.judge()
             for bringup in bringups.values():

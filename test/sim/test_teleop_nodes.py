@@ -16,16 +16,18 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.wall_clock
-
-LAP_WITHIN_S = 90.0    # start-up (a cold kernel cache compiles first) and the 20 s lap
-STOP_S = 15.0        # SIGINT to exit: four nodes stopped, then the figures and plots
+LAP_WITHIN_S = 90.0   # start-up (a cold kernel cache compiles first) and the 20 s lap
+STOP_S = 15.0         # SIGINT to exit: four nodes stopped, then the figures and plots
 FIGURES = re.compile(r"leader moved up to ([0-9.]+) rad; follower RMS error ([0-9.]+) mrad "
                      r"\(largest ([0-9.]+);.*contact torque peak ([0-9.]+) N m, estimated "
                      r"([0-9.]+), contact flagged: (yes|no); feedback peak on the leader "
                      r"([0-9.]+) N m")
 
 
+# Measured with the tests that start no node running beside it at nice 19, as CI's wall-clock
+# lane runs it: 8.8, 10.0, 10.8, 10.2, 16.2 mrad RMS (load average 5.5-7.0), 42-45 s each
+# (doc/howto/teleop.md)
+@pytest.mark.wall_clock
 def test_a_lap_then_ctrl_c_the_follower_tracks_feels_the_box_and_feeds_it_back(
         ros_env, spawn_node, tmp_path):
     logs = tmp_path / "teleop"
