@@ -9,6 +9,8 @@ when it is given).
 --profile NAME takes a robot profile (bringup/profiles.py) present and accepted by its nodes.
 --namespace NAME a ROS namespace (bringup/namespaces.py): every node of the run, its topics,
 action, parameters and /clock in it.
+--teleop two runs of the default arm, a leader and a follower (bringup/teleop.py), with the
+options that choose their loop; the options of one robot's run refused beside it.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from rbd_control.bringup.namespaces import absolute_namespace
 from rbd_control.bringup.processes import CONFIG_FILE
 from rbd_control.bringup.profiles import (PROFILES_DIR, profile_file, profile_names,
                                           profile_refusal)
+from rbd_control.bringup.teleop_scene import FEEDBACK_CHOICES
 from rbd_control.params.controller import MODES
 from rbd_control.params.simulator import ENGINES
 
@@ -29,6 +32,7 @@ from rbd_control.params.simulator import ENGINES
 # lowest frequency is 1 / period. A longer --excite is split into whole periods of at least
 # this length, each stretched so that they fill SECONDS exactly (excite.excitation_period).
 EXCITATION_PERIOD_S = 10.0
+TELEOP_OUTPUT = Path("teleop_output")   # --teleop's plots without --output or --log-dir
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -162,4 +166,45 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--no-joint-damping", action="store_true", help="ignore URDF <dynamics> in the simulator"
     )
-    return parser.parse_args(argv)
+    teleop = parser.add_argument_group(
+        "teleoperation", "a leader arm moved by a simulated hand and a follower that tracks it "
+        "(bringup/teleop.py; doc/howto/teleop.md)")
+    teleop.add_argument("--teleop", action="store_true",
+                        help="two runs of the default arm in the namespaces leader "
+                        "(gravity_compensation, a hand moving it along a 20 s lap) and follower "
+                        "(joint_impedance on the leader's states streamed at 50 Hz, a box on its "
+                        "way); one lap (or --duration), then the figures, plots and a verdict")
+    teleop.add_argument("--teleop-feedback", choices=FEEDBACK_CHOICES, default="contact",
+                        help="the follower's estimated external torque on the leader's joints: "
+                        "on (always), contact (only while the follower flags a contact; the "
+                        "default), off")
+    teleop.add_argument("--output", type=Path,
+                        help="where --teleop writes its plots (default: --log-dir, else "
+                        f"./{TELEOP_OUTPUT})")
+    args = parser.parse_args(argv)
+    _check_teleop(parser, args, argv if argv is not None else sys.argv[1:])
+    return args
+
+
+# What --teleop decides itself: its robot (the default arm, twice), namespaces, modes and goals
+NOT_WITH_TELEOP = ("--mode", "--description", "--config", "--profile", "--plant-description",
+                   "--sim", "--demo-trajectory", "--excite", "--record", "--namespace")
+ONLY_WITH_TELEOP = ("--teleop-feedback", "--output")
+
+
+def _given(argv, option) -> bool:
+    return any(arg == option or arg.startswith(option + "=") for arg in argv)
+
+
+def _check_teleop(parser, args, argv) -> None:
+    """--teleop's own choices refused beside it, and its options without it: one line."""
+    if args.teleop:
+        clash = next((option for option in NOT_WITH_TELEOP if _given(argv, option)), None)
+        if clash or args.xacro_args:
+            parser.error(f"argument --teleop: not allowed with {clash or 'name:=value'} (it "
+                         "runs the default arm twice, in the namespaces leader and follower, "
+                         "in its own modes)")
+    else:
+        alone = next((option for option in ONLY_WITH_TELEOP if _given(argv, option)), None)
+        if alone:
+            parser.error(f"argument {alone}: only with --teleop")

@@ -6,6 +6,8 @@
                 [--plant-description real_robot.urdf]
                 [--lockstep] [--sim mujoco|dart] [--demo-trajectory] [--duration 20]
                 [--namespace left]
+    rbd_bringup --teleop [--teleop-feedback on|contact|off] [--duration 30] [--lockstep]
+                [--output DIR]
 
 launch and launch_ros cannot be installed here, so this one command does what
 arm.launch.py does with sim:=mujoco, from the same config/arm_controller.yaml:
@@ -40,6 +42,9 @@ Another robot (--description) without --config: config/arm_controller.yaml names
 arm's joints and tool, so the controller gets only the rest of it plus every moving joint of
 the description (processes.robot_parameters); the simulator starts it at the middle of each
 joint's range (waypoints.start_pose), and the demo trajectory stays within its limits.
+
+With --teleop it runs two of these, a leader moved by a simulated hand and a follower that
+tracks it, in the namespaces /leader and /follower, and the link between them (teleop.py).
 
 While the nodes run it watches them (watch.py): a node that refuses the robot description
 is named with its reason and ends the run. At the end one line says whether the run did what
@@ -145,6 +150,8 @@ def config_from_args(args) -> tuple[BringupConfig, object]:
 def main(argv: Sequence[str] | None = None) -> int:
     start_process()   # a signal before ROS is up, the parent's death (ros/lifetime.py)
     args = parse_args(argv)
+    if args.teleop:
+        return _teleop(args)
     if args.sim == "dart" and importlib.util.find_spec("dartpy") is None:
         print("rbd_bringup: error: --sim dart needs dartpy: pip install rbd_control[dart]",
               file=sys.stderr)
@@ -174,6 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if status != 0:
                 print(f"rbd_bringup: logs kept in {bringup.log_dir}", flush=True)
     return exit_if_signalled(status)
+
+
+def _teleop(args) -> int:
+    """rbd_bringup --teleop: two runs, a leader and a follower (bringup/teleop.py)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        print("rbd_bringup: error: --teleop draws its plots with matplotlib: pip install "
+              "rbd_control[demo]", file=sys.stderr)
+        return 2
+    from rbd_control.bringup.teleop import run
+    return run(args)
 
 
 class _Run:

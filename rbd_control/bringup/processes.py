@@ -212,10 +212,10 @@ def params_file_args(files) -> list[str]:
     return [arg for path in files for arg in ("--params-file", str(path))]
 
 
-def _write_params(path: Path, node: str, parameters: dict) -> Path:
-    """A parameter file for `node` in any namespace ('/**/node': a bare 'node' matches only
-    /node)."""
-    path.write_text(yaml.safe_dump({f"/**/{node}": {"ros__parameters": parameters}}))
+def _write_params(path: Path, node: str, parameters: dict, key: str | None = None) -> Path:
+    """A parameter file for `node` in any namespace (its section '/**/node': a bare 'node'
+    matches only /node; or `key`)."""
+    path.write_text(yaml.safe_dump({key or f"/**/{node}": {"ros__parameters": parameters}}))
     return path
 
 
@@ -278,6 +278,14 @@ class Bringup:
         )
 
     def start_controller(self) -> NodeProcess:
+        return NodeProcess(
+            CONTROLLER_NODE, CONTROLLER_MODULE,
+            [*self._namespace_args(), *params_file_args(self.controller_files())],
+            self.log_dir / "controller.log",
+        )
+
+    def controller_files(self) -> list[Path]:
+        """rbd_controller's parameter files, written into the log folder, in their order."""
         # The same YAML arm.launch.py gives rbd_controller, then the launch arguments on top.
         overrides = {"use_sim_time": True,
                      **(simulator_loop(True) if self.config.lockstep else {}),
@@ -288,14 +296,13 @@ class Bringup:
                                overrides)
         config_file = self.config.config_file or _write_params(
             self.log_dir / "controller_robot.yaml", CONTROLLER_NODE, self.config.robot_parameters)
+        # Its section is '/**', the config's: rcl merges the files' sections by key, in the
+        # order each key first appears, so a '/**/rbd_controller' section here, first, put
+        # every later one (the --mode and the loop above, a user's file) before the config's
+        # '/**', which then won.
         simulated = _write_params(self.log_dir / "controller_simulated.yaml", CONTROLLER_NODE,
-                                  simulated_plant_parameters(self.config.lockstep))
-        files = (simulated, config_file, *self.config.controller_params_files, params)
-        return NodeProcess(
-            CONTROLLER_NODE, CONTROLLER_MODULE,
-            [*self._namespace_args(), *params_file_args(files)],
-            self.log_dir / "controller.log",
-        )
+                                  simulated_plant_parameters(self.config.lockstep), key="/**")
+        return [simulated, config_file, *self.config.controller_params_files, params]
 
     def _namespace_args(self) -> list[str]:
         """Both nodes in the run's namespace, and its /clock there: the simulator publishes it,

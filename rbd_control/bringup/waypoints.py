@@ -1,6 +1,6 @@
-"""The demo's data: the default arm's home pose, any robot's start pose, the demo trajectory
-(within a robot's limits) and the phases' timing. Shared by the demo, rbd_bringup
---demo-trajectory and the in-the-loop tests."""
+"""The demo's data: the default arm's home and work poses, any robot's start pose, the demo
+trajectory (within a robot's limits) and the phases' timing. Shared by the demo, rbd_bringup
+--demo-trajectory and --teleop, and the in-the-loop tests."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -19,6 +19,11 @@ DEFAULT_ARM_HOME = {
     "wrist_2": 0.5,
     "wrist_3": 0.0,
 }
+# The work pose: tool0 forward of the base, well conditioned (the demo's Cartesian and contact
+# phases, and both arms of the teleoperation scene: a hand moving tool0 around it moves
+# every joint a little, none through a near-singular sweep)
+WORK_JOINTS = {"shoulder_pan": 0.0, "shoulder_lift": -0.3, "elbow": 1.4, "wrist_1": -0.6,
+               "wrist_2": 0.5, "wrist_3": 0.0}
 GRAVITY_HOLD_S = 5.0
 SETTLE_AFTER_TRAJECTORY_S = 1.0
 TRACKING_MODES = ("computed_torque", "feedforward_pd")

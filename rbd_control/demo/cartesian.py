@@ -16,12 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from rbd_control.bringup.processes import CONTROLLER_NODE, SIMULATOR_NODE
+from rbd_control.bringup.waypoints import WORK_JOINTS
 
 EE_LINK = "tool0"                      # the controller's ee_link and the pushed link
 PUSH_FORCE = np.array([0.0, 10.0, -10.0])   # N, world axes, at the link origin
-# The work pose: tool0's pose at these joint angles (forward of the base, well conditioned).
-WORK_JOINTS = {"shoulder_pan": 0.0, "shoulder_lift": -0.3, "elbow": 1.4, "wrist_1": -0.6,
-               "wrist_2": 0.5, "wrist_3": 0.0}
 MOVE_TIMEOUT_S = 15.0                  # sim s to reach the work pose (within SETTLED_M)
 SETTLED_M = 1e-3
 HOLD_S, PUSH_S, RELEASE_S = 1.0, 3.0, 3.0

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from rbd_control.bringup.processes import CONTROLLER_NODE, SIMULATOR_NODE
-from rbd_control.demo.cartesian import EE_LINK, WORK_JOINTS
+from rbd_control.bringup.waypoints import WORK_JOINTS
+from rbd_control.demo.cartesian import EE_LINK
 from rbd_control.params.controller import CONTROLLER_PARAMETERS
 
 PHASE = "contact"

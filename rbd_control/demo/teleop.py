@@ -16,31 +16,24 @@ under its own Controller, the leader's states streamed to the follower as joint 
     feedback  optional: the follower's estimated external torque (tau_ext), times
               FEEDBACK_GAIN, added to the leader's joints, so the hand feels the box.
 
+The scene (path, box, stream period, feedback gain, contact levels) is bringup/teleop_scene.py's,
+shared with `rbd_bringup --teleop`, which runs it through the nodes in real time.
 `simulate` returns the recorded run; test/control/test_leader_follower.py holds it to the
 follower's RMS error of the leader, the detection on the follower and the feedback on the
 leader. The loop is declared as it runs (a state every 1 ms, answered within 1 ms). No rclpy.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from rbd_control.demo.cartesian import EE_LINK, WORK_JOINTS
+from rbd_control.bringup.teleop_scene import (CONTACT_LEVELS, FEEDBACK_GAIN, LAP_S,
+                                              STREAM_PERIOD, obstacle, path_point)
+from rbd_control.bringup.waypoints import WORK_JOINTS
+from rbd_control.demo.cartesian import EE_LINK
 
-LAP_S = 20.0              # s, one lap of the hand's path
-PATH_RADII = (0.12, 0.08)  # m, the ellipse's half axes (x, y) around tool0 at the work pose
-STREAM_PERIOD = 0.02      # s: targets at 50 Hz
-FEEDBACK_GAIN = 1.0       # of the follower's tau_ext, added to the leader's joints
-BOX_HALF = 0.05           # m
-BOX_INSET = 0.01          # m the box's face stands inside the path's -x end
-PROBE_RADIUS = 0.03       # m, the sphere on the follower's tool0
 LOOP = dict(expected_state_period=0.001, expected_delay=0.001)
-# the follower's contact.torque_thresholds: a teleoperated touch is light (the follower's
-# spring presses with K times the clipped error), so contact is flagged from 1 N m at constant
-# velocity (the default 5 N m is set for a trajectory's residual in real time)
-CONTACT_LEVELS = [2.0, 20.0, 1.0, 10.0]
 
 
 @dataclass
@@ -63,26 +56,6 @@ class TeleopRun:
         return float(np.sqrt(np.mean(np.square(self.error))))
 
 
-def path_point(start, t):
-    """Where the hand pulls tool0 at time t: an ellipse through `start` (tool0 at the work
-    pose), its +x end, counter-clockwise; the -x end at half a lap."""
-    phase = 2.0 * math.pi * t / LAP_S
-    return start + [PATH_RADII[0] * (math.cos(phase) - 1.0), PATH_RADII[1] * math.sin(phase),
-                    0.0]
-
-
-def obstacle(model, start=WORK_JOINTS):
-    """The box: its +x face BOX_INSET inside the path's -x end, at tool0's height, for a lap
-    from the pose `start` ({joint: rad})."""
-    from rbd_control.dynamics import frame_pose
-    from rbd_control.sim.mujoco_model import Obstacle
-
-    q = np.array([start[j] for j in model.joint_names])
-    far = frame_pose(model, q, EE_LINK)[:3, 3] - [2.0 * PATH_RADII[0], 0.0, 0.0]
-    centre = far - [BOX_HALF + PROBE_RADIUS - BOX_INSET, 0.0, 0.0]
-    return Obstacle(centre, [BOX_HALF] * 3, EE_LINK, PROBE_RADIUS)
-
-
 def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) -> TeleopRun:
     """The run (module doc), from rest at the work pose, for `seconds` of sim time."""
     from rbd_control.control import Controller, ControllerConfig
@@ -95,7 +68,7 @@ def simulate(urdf: str, model, seconds: float = LAP_S, feedback: bool = True) ->
     names = model.joint_names
     leader_sim = Simulator(urdf, commanded_joints=names, initial_positions=WORK_JOINTS)
     follower_sim = Simulator(urdf, commanded_joints=names, initial_positions=WORK_JOINTS,
-                             obstacles=[obstacle(model)])
+                             obstacles=[obstacle(model, WORK_JOINTS, EE_LINK)])
     leader = Controller(model, ControllerConfig(mode="gravity_compensation", **LOOP))
     follower = Controller(model, ControllerConfig(
         mode="joint_impedance", contact=ContactConfig(

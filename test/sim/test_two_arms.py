@@ -161,3 +161,36 @@ def test_which_parameter_sections_apply_in_a_namespace_is_rcls_answer(ros_env, t
             assert applied == said, (namespace, applied, said)
     finally:
         context.try_shutdown()
+
+
+def test_the_controller_gets_rbd_bringups_mode_and_loop_over_the_config_in_any_namespace(
+        ros_env, tmp_path):
+    """The files Bringup hands rbd_controller, resolved by rcl itself: --mode, the lock-step
+    loop and a user's '/**/rbd_controller' file win over the config's '/**' section, in the
+    root namespace and in another (rcl merges sections by key in the order each key first
+    appears: a first file keyed '/**/rbd_controller' once let the config's mode win)."""
+    import rclpy
+
+    from rbd_control.bringup.processes import Bringup, BringupConfig, find_config_file
+    user = tmp_path / "user.yaml"
+    user.write_text("/**/rbd_controller:\n  ros__parameters:\n    effort_scale: 0.5\n")
+    for namespace in ("", "/left"):
+        bringup = Bringup(BringupConfig(urdf="", config_file=find_config_file(),
+                                        mode="gravity_compensation", lockstep=True,
+                                        controller_params_files=[user],
+                                        log_dir=tmp_path / (namespace.strip("/") or "root"),
+                                        namespace=namespace))
+        bringup.log_dir.mkdir()
+        args = [arg for path in bringup.controller_files() for arg in ("--params-file", str(path))]
+        context = rclpy.Context()
+        rclpy.init(args=["--ros-args", *args], context=context)
+        try:
+            node = rclpy.create_node("rbd_controller", namespace=namespace, context=context,
+                                     automatically_declare_parameters_from_overrides=True)
+            got = {name: node.get_parameter(name).value for name in
+                   ("mode", "expected_delay", "effort_scale", "contact.use_measured_effort")}
+            node.destroy_node()
+        finally:
+            context.try_shutdown()
+        assert got == {"mode": "gravity_compensation", "expected_delay": 0.001,
+                       "effort_scale": 0.5, "contact.use_measured_effort": True}, (namespace, got)
