@@ -39,18 +39,20 @@ demo_test=test/sim/test_bringup_and_demo.py
 lane1_file=test/ros/test_controller_node.py
 status=0
 
-# The tests that start no node, in two halves run side by side (below): the dynamics, the
-# descriptions, the docs and test/sim's plant tests (a new test/sim file runs in lane 1);
-# everything else
+# The tests that start no node, in two halves run side by side (below), of about the same
+# length (2026-12-06: 2.5 and 7.7 min before test/identification moved to the first): the
+# dynamics, the descriptions, the docs, test/sim's plant tests (a new test/sim file runs in
+# lane 1) and the identification's; everything else
 sim_no_node=(test/sim/test_any_robot_holds.py test/sim/test_dart_plant.py
              test/sim/test_mujoco_model.py test/sim/test_plant_mutations.py
              test/sim/test_simulator.py)
-no_node_a=(test/dynamics test/description test/test_docs.py "${sim_no_node[@]}")
-no_node_b=(test --ignore=test/ros --ignore=test/sim --ignore=test/dynamics
-           --ignore=test/description --ignore=test/test_docs.py)
 starts_nodes=(test/identification/test_bringup_excite.py test/identification/test_node_corrections.py
               test/identification/test_excite_plan_error.py)
-for file in "${starts_nodes[@]}"; do no_node_b+=(--ignore="$file"); done
+no_node_a=(test/dynamics test/description test/test_docs.py "${sim_no_node[@]}"
+           test/identification)
+for file in "${starts_nodes[@]}"; do no_node_a+=(--ignore="$file"); done
+no_node_b=(test --ignore=test/ros --ignore=test/sim --ignore=test/dynamics
+           --ignore=test/description --ignore=test/test_docs.py --ignore=test/identification)
 sim_nodes=(test/sim --ignore "$demo_test")
 for file in "${sim_no_node[@]}"; do sim_nodes+=(--ignore "$file"); done
 
