@@ -98,7 +98,8 @@ class SimulatorNode(Node):
         p = self._parameter
         self._running = p("lockstep") or not p("wait_for_first_command")
         self.slipped_steps = 0  # real time: physics steps skipped because this node lagged
-        self._warnings = ThrottledWarnings(LOG_PERIOD_S)   # see _warn
+        self._warnings = {level: ThrottledWarnings(LOG_PERIOD_S)   # see _warn
+                          for level in ("warning", "info")}
         self._plant = _plant_class(p("engine"))
         self._sim: Simulator | None = None
         self._state_sent_at: float | None = None  # wall time of the last joint state
@@ -273,7 +274,10 @@ class SimulatorNode(Node):
         except (KeyError, ValueError) as exc:
             self.get_logger().warn(f"joint disturbance refused: {exc}")
             return
-        self.get_logger().info(f"joint disturbance: {dict(zip(msg.name, msg.effort))}")
+        # a stream (teleoperation's force feedback, 50 Hz): the first at once, then one line
+        # per period with a count
+        self._warn("disturbance", f"joint disturbance: {dict(zip(msg.name, msg.effort))}",
+                   level="info")
 
     @_locked
     def _kick(self) -> None:
@@ -313,13 +317,16 @@ class SimulatorNode(Node):
         self._sim.step(due)
         self._publish_state()
 
-    def _warn(self, key: str, text: str) -> None:
-        """A warning that may repeat on every command or tick: the first at once, repeats as one
-        line per period with a count. Not rclpy's throttle_duration_sec, which costs 0.2-0.35 ms
-        per call (control/throttle.py), most of a timestep, when the node is already behind."""
-        self._warnings.warn(key, text)
-        for line in self._warnings.due(time.monotonic()):
-            self.get_logger().warning(line)
+    def _warn(self, key: str, text: str, level: str = "warning") -> None:
+        """A line that may repeat on every command or tick (a warning, or with level 'info' a
+        note): the first at once, repeats as one line per period with a count. Not rclpy's
+        throttle_duration_sec, which costs 0.2-0.35 ms per call (control/throttle.py), most
+        of a timestep, when the node is already behind."""
+        throttle = self._warnings[level]
+        throttle.warn(key, text)
+        log = getattr(self.get_logger(), level)
+        for line in throttle.due(time.monotonic()):
+            log(line)
 
     def _last_sent(self) -> float:
         return self._state_sent_at or 0.0
