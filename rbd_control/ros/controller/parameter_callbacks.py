@@ -1,5 +1,6 @@
 """rbd_controller's parameter callbacks: a set is validated (the table's checks, the mode's
-needs, a new description or gravity only once its model is built and in use), then applied
+needs, a new description or gravity only once its model is built and in use, a Cartesian
+stiffness only once the running law took it), then applied
 (mode, gains, the Cartesian stiffness, friction and payload, contact settings); and the gains
 the core derived from the model are shown as the gains.<joint>.* parameters' values.
 
