@@ -324,9 +324,12 @@ class SimulatorNode(Node):
         of a timestep, when the node is already behind."""
         throttle = self._warnings[level]
         throttle.warn(key, text)
-        log = getattr(self.get_logger(), level)
         for line in throttle.due(time.monotonic()):
-            log(line)
+            # one call site per severity: rclpy refuses a second severity from the same line
+            if level == "info":
+                self.get_logger().info(line)
+            else:
+                self.get_logger().warning(line)
 
     def _last_sent(self) -> float:
         return self._state_sent_at or 0.0
