@@ -351,9 +351,9 @@ class Controller:
         self._cartesian.set_wrench_target(checked_wrench(wrench), now)
 
     def set_cartesian_stiffness(self, stiffness):
-        """cartesian_impedance's task stiffness from now on (cartesian_stiffness; a policy's
-        variable impedance); ConfigError, also above what the loop holds at the measured pose
-        (CartesianLaw.set_stiffness). Without an ee_link it is kept for a model that has one."""
+        """cartesian_impedance's task stiffness from now on (cartesian_stiffness: variable
+        impedance); ConfigError, also above what the loop holds at the measured pose
+        (CartesianImpedance.set_stiffness). Without an ee_link, kept for a model with one."""
         config = replace(self.config, cartesian_stiffness=stiffness)
         config.check()
         if self._cartesian is not None:
